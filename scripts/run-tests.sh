@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds gpudirect-slurm and runs every test:
+#   1. release build with warnings as errors: unit tests + integration tests against a real local
+#      Slurm (munge, slurmctld, two slurmd in network namespaces, fake GPUs through gres);
+#   2. AddressSanitizer/UBSan build: the unit tests again.
+# Needs root (the local cluster creates namespaces and runs Slurm daemons). Installs its Debian
+# packages itself. Usage: sudo scripts/run-tests.sh [--unit-only]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+unit_only=0
+case "${1:-}" in
+  --unit-only) unit_only=1 ;;
+  -h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  "") ;;
+  *) echo "run-tests.sh: unknown argument '$1' (try --help)" >&2; exit 6 ;;
+esac
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "run-tests.sh: run as root (sudo): the integration tests start Slurm daemons and network namespaces" >&2
+  exit 1
+fi
+
+step() { printf '\n=== %s (%s)\n' "$1" "$(date +%T)"; }
+
+step "installing Debian packages"
+scripts/install-deps.sh
+
+step "release build (warnings are errors)"
+cmake --preset ci >/dev/null
+cmake --build --preset ci
+
+step "unit and integration tests (release)"
+if [ "$unit_only" = 1 ]; then
+  ctest --preset ci -L unit
+else
+  ctest --preset ci
+fi
+
+step "AddressSanitizer/UBSan build"
+cmake --preset ci-asan >/dev/null
+cmake --build --preset ci-asan --target unit_tests
+
+step "unit tests under ASan/UBSan"
+ctest --preset ci-asan -L unit
