@@ -2,7 +2,7 @@
 add_library(gpudirect_warnings INTERFACE)
 target_compile_options(gpudirect_warnings INTERFACE
   $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion
-                            -Wnon-virtual-dtor -Wold-style-cast -Wcast-align -Wnull-dereference>)
+                            -Wnon-virtual-dtor -Wold-style-cast -Wcast-align>)
 if(GPUDIRECT_WERROR)
   target_compile_options(gpudirect_warnings INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
 endif()

@@ -1,0 +1,27 @@
+// The GPUDirect mode a user asks for with --gpu-direct[=MODE[,verbose]].
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gpudirect {
+
+enum class Mode { auto_detect, tcpxo, tcpx, rdma, off };
+
+std::string_view to_string(Mode mode);  // "auto", "tcpxo", ...
+// Throws std::invalid_argument with `valid_modes_message()` for an unknown name.
+Mode parse_mode(std::string_view name);
+
+struct ModeRequest {
+  std::optional<Mode> mode;  // empty: the plugstack default
+  bool verbose = false;
+};
+
+// "" -> default; "tcpxo"; "tcpxo,verbose"; "verbose". Throws std::invalid_argument whose message
+// names the bad value and lists the valid ones.
+ModeRequest parse_mode_request(std::string_view value);
+
+std::string valid_modes_message();
+
+}  // namespace gpudirect

@@ -1,0 +1,56 @@
+// Everything one task gets, computed in one place: the plugin applies it inside slurmstepd and
+// `gpudirect-launch doctor` prints and checks it, so the two can never disagree.
+#pragma once
+
+#include "gpudirect/binding.hpp"
+#include "gpudirect/mode.hpp"
+#include "gpudirect/network_profile.hpp"
+#include "gpudirect/plugin_config.hpp"
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gpudirect {
+
+class TaskSetupError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// What is on this node's disk that decides and validates a mode (probed, or given in tests).
+struct NodeFacts {
+  bool tcpxo_plugin = false;  // libnccl-net.so in the tcpxo lib dir
+  bool tcpx_plugin = false;   // libnccl-net.so in the tcpx lib dir
+};
+NodeFacts probe_node_facts(const PluginConfig& config);
+
+struct TaskSetupInput {
+  PluginConfig config;
+  ModeRequest request;                      // the user's --gpu-direct (mode empty: plugstack default)
+  std::map<std::string, std::string> env;   // the task's environment (only what is read matters)
+  CpuSet allowed_cpus;                      // the task's affinity as Slurm left it
+  std::string hostname;
+  NodeFacts facts;
+};
+
+struct TaskSetup {
+  Mode mode = Mode::off;
+  std::string mode_reason;           // why auto chose what it chose
+  TaskBinding binding;
+  std::vector<EnvAction> env;        // to apply in order
+  bool set_affinity = false;
+  std::string summary;               // the one verbose line
+};
+
+// Detects the mode for `auto`. Returns the mode and the reason in words.
+std::pair<Mode, std::string> detect_mode(const Topology& topology, const NodeFacts& facts);
+
+// Throws TaskSetupError with one message naming node, cause and fix.
+TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSetupInput& input);
+
+// The variables a task's environment holds after `setup` is applied to `env`.
+std::map<std::string, std::string> apply_env(const std::vector<EnvAction>& actions, std::map<std::string, std::string> env);
+
+}  // namespace gpudirect

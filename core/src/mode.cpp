@@ -1,0 +1,58 @@
+#include "gpudirect/mode.hpp"
+
+#include <array>
+#include <stdexcept>
+#include <utility>
+
+namespace gpudirect {
+namespace {
+
+constexpr std::array<std::pair<std::string_view, Mode>, 5> kModes{{
+    {"auto", Mode::auto_detect}, {"tcpxo", Mode::tcpxo}, {"tcpx", Mode::tcpx}, {"rdma", Mode::rdma}, {"off", Mode::off}}};
+
+[[noreturn]] void reject(std::string_view value) {
+  throw std::invalid_argument("invalid --gpu-direct value '" + std::string(value) + "': " + valid_modes_message());
+}
+
+}  // namespace
+
+std::string valid_modes_message() {
+  return "expected auto, tcpxo, tcpx, rdma or off, optionally followed by ',verbose' (e.g. --gpu-direct=tcpxo,verbose)";
+}
+
+std::string_view to_string(Mode mode) {
+  for (const auto& [name, value] : kModes)
+    if (value == mode) return name;
+  return "unknown";
+}
+
+Mode parse_mode(std::string_view name) {
+  for (const auto& [text, value] : kModes)
+    if (text == name) return value;
+  reject(name);
+}
+
+ModeRequest parse_mode_request(std::string_view value) {
+  ModeRequest request;
+  std::size_t start = 0;
+  bool seen_mode = false;
+  while (start <= value.size() && !value.empty()) {
+    std::size_t comma = value.find(',', start);
+    if (comma == std::string_view::npos) comma = value.size();
+    const std::string_view word = value.substr(start, comma - start);
+    if (word == "verbose") {
+      if (request.verbose) reject(value);
+      request.verbose = true;
+    } else {
+      if (seen_mode || word.empty()) reject(value);
+      for (const auto& [text, mode] : kModes)
+        if (text == word) request.mode = mode;
+      if (!request.mode) reject(value);
+      seen_mode = true;
+    }
+    start = comma + 1;
+  }
+  return request;
+}
+
+}  // namespace gpudirect

@@ -1,0 +1,110 @@
+#include "gpudirect/plugin_config.hpp"
+
+#include <charconv>
+#include <set>
+#include <stdexcept>
+
+#ifndef GPUDIRECT_DEFAULT_PROFILE_DIR
+#define GPUDIRECT_DEFAULT_PROFILE_DIR "/usr/share/gpudirect-slurm/profiles"
+#endif
+
+namespace gpudirect {
+namespace {
+
+constexpr const char* kKeys =
+    "default, lib_dir, profile_dir, profile.tcpxo, topology, cpu_bind, rxdm_ready, rxdm_timeout, verbose";
+
+[[noreturn]] void reject(const std::string& arg, const std::string& why) {
+  throw std::invalid_argument("plugstack argument '" + arg + "': " + why);
+}
+
+bool parse_bool(const std::string& arg, const std::string& value) {
+  if (value == "on" || value == "yes" || value == "true" || value == "1") return true;
+  if (value == "off" || value == "no" || value == "false" || value == "0") return false;
+  reject(arg, "expected on or off");
+}
+
+std::string absolute_path(const std::string& arg, const std::string& value) {
+  if (value.front() != '/') reject(arg, "expected an absolute path");
+  return value;
+}
+
+}  // namespace
+
+PluginConfig parse_plugin_config(const std::vector<std::string>& args) {
+  PluginConfig config;
+  std::set<std::string> seen;
+  for (const std::string& arg : args) {
+    const auto eq = arg.find('=');
+    if (eq == std::string::npos) reject(arg, std::string("expected key=value with key one of: ") + kKeys);
+    const std::string key = arg.substr(0, eq);
+    const std::string value = arg.substr(eq + 1);
+    if (value.empty()) reject(arg, "empty value");
+    if (!seen.insert(key).second) reject(arg, "'" + key + "' given twice");
+    if (key == "default") {
+      try {
+        config.default_mode = parse_mode(value);
+      } catch (const std::invalid_argument&) {
+        reject(arg, "expected auto, tcpxo, tcpx, rdma or off");
+      }
+    } else if (key == "lib_dir") {
+      config.lib_dir = absolute_path(arg, value);
+    } else if (key == "profile_dir") {
+      config.profile_dir = absolute_path(arg, value);
+    } else if (key == "profile.tcpxo") {
+      if (value.find('/') != std::string::npos || value.front() == '.') reject(arg, "expected a profile name such as tcpxo-simple");
+      config.tcpxo_profile = value;
+    } else if (key == "topology") {
+      config.topology = absolute_path(arg, value);
+    } else if (key == "cpu_bind") {
+      config.cpu_bind = parse_bool(arg, value);
+    } else if (key == "rxdm_ready") {
+      config.rxdm_ready = absolute_path(arg, value);
+    } else if (key == "rxdm_timeout") {
+      int seconds = -1;
+      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+      if (ec != std::errc{} || ptr != value.data() + value.size() || seconds < 0 || seconds > 3600)
+        reject(arg, "expected seconds between 0 and 3600");
+      config.rxdm_timeout_s = seconds;
+    } else if (key == "verbose") {
+      config.verbose = parse_bool(arg, value);
+    } else {
+      reject(arg, std::string("unknown key; known keys: ") + kKeys);
+    }
+  }
+  return config;
+}
+
+std::string default_lib_dir(Mode mode) {
+  if (mode == Mode::tcpxo) return "/var/lib/tcpxo/lib64";
+  if (mode == Mode::tcpx) return "/var/lib/tcpx/lib64";
+  return "";
+}
+
+std::string lib_dir_for(const PluginConfig& config, Mode mode) {
+  if ((mode == Mode::tcpxo || mode == Mode::tcpx) && !config.lib_dir.empty()) return config.lib_dir;
+  return default_lib_dir(mode);
+}
+
+std::string installed_profile_dir() { return GPUDIRECT_DEFAULT_PROFILE_DIR; }
+
+std::vector<std::string> profile_search_path(const PluginConfig& config) {
+  std::vector<std::string> dirs;
+  if (!config.profile_dir.empty()) dirs.push_back(config.profile_dir);
+  dirs.push_back(installed_profile_dir());
+  return dirs;
+}
+
+std::string describe(const PluginConfig& config) {
+  std::string out = "default=" + std::string(to_string(config.default_mode));
+  out += " lib_dir=" + (config.lib_dir.empty() ? std::string("(per mode)") : config.lib_dir);
+  if (!config.profile_dir.empty()) out += " profile_dir=" + config.profile_dir;
+  out += " profile.tcpxo=" + config.tcpxo_profile;
+  out += " topology=" + (config.topology.empty() ? std::string("(live hwloc)") : config.topology);
+  out += std::string(" cpu_bind=") + (config.cpu_bind ? "on" : "off");
+  if (!config.rxdm_ready.empty())
+    out += " rxdm_ready=" + config.rxdm_ready + " rxdm_timeout=" + std::to_string(config.rxdm_timeout_s);
+  return out;
+}
+
+}  // namespace gpudirect

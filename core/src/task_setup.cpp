@@ -1,0 +1,197 @@
+#include "gpudirect/task_setup.hpp"
+
+#include "gpudirect/gpu_selection.hpp"
+
+#include <filesystem>
+
+namespace gpudirect {
+namespace {
+
+std::string env_or(const std::map<std::string, std::string>& env, const std::string& name, const std::string& fallback = "") {
+  const auto it = env.find(name);
+  return it == env.end() ? fallback : it->second;
+}
+
+int env_int(const std::map<std::string, std::string>& env, const std::string& name, int fallback) {
+  const auto it = env.find(name);
+  if (it == env.end() || it->second.empty()) return fallback;
+  try {
+    return std::stoi(it->second);
+  } catch (const std::exception&) {
+    return fallback;
+  }
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ",") + item;
+  return out;
+}
+
+bool is_efa(const std::string& rdma) { return rdma.starts_with("rdmap") || rdma.starts_with("efa"); }
+
+// Tasks of one node are numbered by SLURM_LOCALID; SLURM_STEP_TASKS_PER_NODE is "8(x2)" or "3,1".
+int local_task_count(const std::map<std::string, std::string>& env) {
+  const int from_gpus_env = env_int(env, "SLURM_LOCAL_TASKS", -1);  // not set by Slurm 22.05; tests may
+  if (from_gpus_env > 0) return from_gpus_env;
+  const std::string per_node = env_or(env, "SLURM_STEP_TASKS_PER_NODE", env_or(env, "SLURM_TASKS_PER_NODE"));
+  const int node = env_int(env, "SLURM_NODEID", 0);
+  int index = 0;
+  std::size_t start = 0;
+  while (start < per_node.size()) {
+    std::size_t comma = per_node.find(',', start);
+    if (comma == std::string::npos) comma = per_node.size();
+    const std::string item = per_node.substr(start, comma - start);
+    int count = 0, repeat = 1;
+    if (std::sscanf(item.c_str(), "%d(x%d)", &count, &repeat) < 1) return 1;
+    if (node < index + repeat) return count;
+    index += repeat;
+    start = comma + 1;
+  }
+  return 1;
+}
+
+}  // namespace
+
+NodeFacts probe_node_facts(const PluginConfig& config) {
+  std::error_code ec;
+  NodeFacts facts;
+  facts.tcpxo_plugin = std::filesystem::exists(lib_dir_for(config, Mode::tcpxo) + "/libnccl-net.so", ec);
+  facts.tcpx_plugin = std::filesystem::exists(lib_dir_for(config, Mode::tcpx) + "/libnccl-net.so", ec);
+  return facts;
+}
+
+std::pair<Mode, std::string> detect_mode(const Topology& topology, const NodeFacts& facts) {
+  if (topology.gpus.empty()) return {Mode::off, "no GPUs on this node"};
+  const std::string gpus = std::to_string(topology.gpus.size()) + " GPUs";
+  if (facts.tcpxo_plugin) return {Mode::tcpxo, gpus + ", TCPXO NCCL plugin present"};
+  if (facts.tcpx_plugin) return {Mode::tcpx, gpus + ", TCPX NCCL plugin present"};
+  for (const Nic& nic : topology.nics)
+    if (!nic.rdma_device.empty()) return {Mode::rdma, gpus + ", RDMA device " + nic.rdma_device};
+  return {Mode::off, gpus + " but no GPUDirect transport (no TCPXO/TCPX plugin, no RDMA NIC)"};
+}
+
+TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSetupInput& input) {
+  const auto& env = input.env;
+  const std::string node = input.hostname.empty() ? std::string("this node") : input.hostname;
+  auto fail = [&](const std::string& what) -> TaskSetupError { return TaskSetupError("on " + node + ": " + what); };
+
+  TaskSetup setup;
+  setup.mode = input.request.mode.value_or(input.config.default_mode);
+  if (setup.mode == Mode::auto_detect) {
+    auto [mode, reason] = detect_mode(topology, input.facts);
+    setup.mode = mode;
+    setup.mode_reason = "auto: " + std::string(to_string(mode)) + " (" + reason + ")";
+  }
+  if (setup.mode == Mode::off) {
+    setup.summary = "gpudirect: " + node + ": mode off" + (setup.mode_reason.empty() ? "" : " [" + setup.mode_reason + "]") +
+                    ", environment untouched";
+    return setup;
+  }
+
+  GpuSelectionInput selection;
+  selection.slurm_step_gpus = env_or(env, "SLURM_STEP_GPUS", env_or(env, "SLURM_JOB_GPUS"));
+  selection.cuda_visible_devices_set = env.count("CUDA_VISIBLE_DEVICES") > 0;
+  selection.cuda_visible_devices = env_or(env, "CUDA_VISIBLE_DEVICES");
+  selection.local_rank = env_int(env, "SLURM_LOCALID", 0);
+  selection.local_size = local_task_count(env);
+  selection.gpu_count = static_cast<int>(topology.gpus.size());
+  std::vector<int> gpus;
+  try {
+    gpus = select_task_gpus(selection);
+  } catch (const std::invalid_argument& e) {
+    throw fail(e.what());
+  }
+  if (gpus.empty())
+    throw fail("--gpu-direct=" + std::string(to_string(setup.mode)) + " needs GPUs, but " +
+               (topology.gpus.empty() ? "the topology (" + topology.source + ") has none"
+                                      : std::string("this task was given none")) +
+               ": request GPUs (--gpus-per-task=1) or use --gpu-direct=off");
+  try {
+    setup.binding = bind_task(topology, plan, gpus, input.allowed_cpus);
+  } catch (const std::invalid_argument& e) {
+    throw fail(e.what());
+  }
+
+  std::string lib_dir = lib_dir_for(input.config, setup.mode);
+  if (setup.mode == Mode::tcpxo && !input.facts.tcpxo_plugin)
+    throw fail("the TCPXO NCCL plugin is missing: no libnccl-net.so in " + lib_dir +
+               "; install it on the node (scripts/install-node.sh) or point lib_dir= in plugstack.conf at it");
+  if (setup.mode == Mode::tcpx && !input.facts.tcpx_plugin)
+    throw fail("the TCPX NCCL plugin is missing: no libnccl-net.so in " + lib_dir +
+               "; install it on the node or point lib_dir= in plugstack.conf at it");
+
+  std::vector<std::string> task_nics, data_nics, rdma, ib, efa, gpu_ids;
+  for (int n : setup.binding.nics) {
+    const Nic& nic = topology.nics[static_cast<std::size_t>(n)];
+    if (!nic.interface_name.empty()) task_nics.push_back(nic.interface_name);
+    if (!nic.rdma_device.empty()) {
+      rdma.push_back(nic.rdma_device);
+      (is_efa(nic.rdma_device) ? efa : ib).push_back(nic.rdma_device);
+    }
+  }
+  for (int n : plan.data_nics) {
+    const Nic& nic = topology.nics[static_cast<std::size_t>(n)];
+    if (!nic.interface_name.empty()) data_nics.push_back(nic.interface_name);
+  }
+  for (int g : setup.binding.gpus) gpu_ids.push_back(std::to_string(g));
+  if (setup.mode == Mode::rdma && rdma.empty())
+    throw fail("--gpu-direct=rdma needs RDMA NICs next to the task's GPUs, and none has an RDMA device: "
+               "use --gpu-direct=tcpxo/tcpx on Google A3 nodes, or off");
+
+  ProfileInputs inputs{{"TASK_NICS", join(task_nics)},
+                       {"DATA_NICS", join(data_nics)},
+                       {"CTRL_NIC", plan.control_nic ? topology.nics[static_cast<std::size_t>(*plan.control_nic)].interface_name : ""},
+                       {"TASK_RDMA_DEVICES", join(rdma)},
+                       {"TASK_IB_HCAS", join(ib)},
+                       {"TASK_EFA_DEVICES", join(efa)},
+                       {"LIB_DIR", lib_dir},
+                       {"SLURM_JOB_ID", env_or(env, "SLURM_JOB_ID")},
+                       {"TASK_GPUS", join(gpu_ids)}};
+  const std::string profile_name =
+      setup.mode == Mode::tcpxo ? input.config.tcpxo_profile : std::string(to_string(setup.mode));
+  try {
+    setup.env = render(load_profile(profile_name, profile_search_path(input.config)), inputs);
+  } catch (const ProfileError& e) {
+    throw fail(e.what());
+  }
+  std::vector<std::string> nic_names;
+  for (int n : setup.binding.nics) {
+    const Nic& nic = topology.nics[static_cast<std::size_t>(n)];
+    nic_names.push_back(!nic.interface_name.empty() ? nic.interface_name : nic.rdma_device);
+  }
+  setup.env.push_back({"CUDA_DEVICE_ORDER", "PCI_BUS_ID", EnvActionKind::set_if_unset});
+  setup.env.push_back({"GPUDIRECT_MODE", std::string(to_string(setup.mode)), EnvActionKind::set});
+  setup.env.push_back({"GPUDIRECT_GPUS", join(gpu_ids), EnvActionKind::set});
+  setup.env.push_back({"GPUDIRECT_NICS", join(nic_names), EnvActionKind::set});
+  setup.env.push_back({"GPUDIRECT_CPUS", setup.binding.cpus.to_list(), EnvActionKind::set});
+
+  // An explicit --cpu-bind from the user wins over ours: srun exports SLURM_CPU_BIND_TYPE to the
+  // task only when the user (or SLURM_CPU_BIND in the environment) asked for a binding.
+  const bool user_bound = !env_or(env, "SLURM_CPU_BIND_TYPE").empty();
+  setup.set_affinity = input.config.cpu_bind && !user_bound && !setup.binding.cpus.empty();
+
+  std::vector<std::string> buses;
+  for (int g : setup.binding.gpus) buses.push_back(topology.gpus[static_cast<std::size_t>(g)].address.to_string());
+  std::vector<std::string> numa;
+  for (int n : setup.binding.numa_nodes) numa.push_back(std::to_string(n));
+  setup.summary = "gpudirect: " + node + " task " + env_or(env, "SLURM_PROCID", "?") + " (local " +
+                  env_or(env, "SLURM_LOCALID", "?") + "): mode " + std::string(to_string(setup.mode)) + " gpus " +
+                  join(gpu_ids) + " [" + join(buses) + "] nics " + join(nic_names) + " cpus " +
+                  setup.binding.cpus.to_list() + (setup.set_affinity ? "" : " (not bound)") + " numa " +
+                  (numa.empty() ? std::string("?") : join(numa));
+  if (!setup.mode_reason.empty()) setup.summary += " [" + setup.mode_reason + "]";
+  if (!setup.binding.warning.empty()) setup.summary += "; warning: " + setup.binding.warning;
+  return setup;
+}
+
+std::map<std::string, std::string> apply_env(const std::vector<EnvAction>& actions, std::map<std::string, std::string> env) {
+  for (const EnvAction& action : actions) {
+    const auto it = env.find(action.name);
+    const std::optional<std::string> current = it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
+    if (auto next = apply_env_action(action, current)) env[action.name] = *next;
+  }
+  return env;
+}
+
+}  // namespace gpudirect

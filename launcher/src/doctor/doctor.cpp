@@ -1,0 +1,183 @@
+// `gpudirect-launch doctor`: the node's binding table exactly as the plugin computes it (same core
+// calls), and inside a task a check that the task got what the plugin meant to give it.
+#include "subcommands.hpp"
+
+#include "doctor/plugstack_file.hpp"
+#include "gpudirect/task_setup.hpp"
+#include "gpudirect/topology_sources.hpp"
+
+#include <nlohmann/json.hpp>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+extern char** environ;
+
+namespace gpudirect::launcher {
+namespace {
+
+struct DoctorOptions {
+  std::string topology;
+  std::string plugstack;
+  std::string profile_dir;
+  bool json = false;
+  bool check = false;
+};
+
+std::map<std::string, std::string> process_environment() {
+  std::map<std::string, std::string> env;
+  for (char** entry = environ; entry && *entry; ++entry) {
+    const std::string text(*entry);
+    const auto eq = text.find('=');
+    if (eq != std::string::npos) env[text.substr(0, eq)] = text.substr(eq + 1);
+  }
+  return env;
+}
+
+CpuSet current_affinity() {
+  CpuSet::Native native;
+  CpuSet::range(0, 0).to_cpu_set(native);
+  if (sched_getaffinity(0, native.size, native.set) != 0) return {};
+  return CpuSet::from_cpu_set(native.set, native.size);
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "unknown-host";
+  return name;
+}
+
+std::string nic_label(const Nic& nic) { return !nic.interface_name.empty() ? nic.interface_name : nic.rdma_device; }
+
+std::string nic_list(const Topology& topology, const std::vector<int>& nics) {
+  std::string out;
+  for (int n : nics) out += (out.empty() ? "" : ",") + nic_label(topology.nics[static_cast<std::size_t>(n)]);
+  return out.empty() ? "-" : out;
+}
+
+void print_table(const Topology& topology, const NodePlan& plan, const std::string& host) {
+  std::printf("# gpudirect doctor: node %s, topology %s\n", host.c_str(), topology.source.c_str());
+  std::printf("# %3s  %-12s  %4s  %-20s  %s\n", "GPU", "bus id", "NUMA", "CPUs", "NICs");
+  for (std::size_t g = 0; g < topology.gpus.size(); ++g) {
+    const Gpu& gpu = topology.gpus[g];
+    std::printf("  %3zu  %-12s  %4d  %-20s  %s%s\n", g, gpu.address.to_string().c_str(), gpu.numa_node,
+                gpu.local_cpus.to_list().c_str(), nic_list(topology, plan.gpus[g].nics).c_str(),
+                plan.gpus[g].nic_fallback ? " (fallback: no NIC on its PCIe switch)" : "");
+  }
+  if (topology.gpus.empty()) std::printf("  (no GPUs on this node)\n");
+  if (plan.control_nic) {
+    const Nic& nic = topology.nics[static_cast<std::size_t>(*plan.control_nic)];
+    std::printf("# control NIC: %s (%s)\n", nic_label(nic).c_str(), nic.address.to_string().c_str());
+  } else {
+    std::printf("# control NIC: none found (every NIC shares a PCIe switch with a GPU)\n");
+  }
+}
+
+nlohmann::json table_json(const Topology& topology, const NodePlan& plan, const std::string& host) {
+  nlohmann::json out{{"host", host}, {"topology", topology.source}, {"gpus", nlohmann::json::array()}};
+  for (std::size_t g = 0; g < topology.gpus.size(); ++g) {
+    const Gpu& gpu = topology.gpus[g];
+    nlohmann::json nics = nlohmann::json::array();
+    for (int n : plan.gpus[g].nics) nics.push_back(nic_label(topology.nics[static_cast<std::size_t>(n)]));
+    out["gpus"].push_back({{"index", g}, {"bus_id", gpu.address.to_string()}, {"numa", gpu.numa_node},
+                           {"cpus", gpu.local_cpus.to_list()}, {"nics", nics}, {"nic_fallback", plan.gpus[g].nic_fallback}});
+  }
+  out["control_nic"] = plan.control_nic ? nic_label(topology.nics[static_cast<std::size_t>(*plan.control_nic)]) : "";
+  return out;
+}
+
+// Compares the task's real environment and affinity with what plan_task says it should have.
+int check_task(const Topology& topology, const NodePlan& plan, const PluginConfig& config,
+               const std::map<std::string, std::string>& env, const std::string& host, nlohmann::json* json) {
+  TaskSetupInput input;
+  input.config = config;
+  input.request.mode = parse_mode(env.at("GPUDIRECT_MODE"));
+  input.env = env;
+  input.allowed_cpus = current_affinity();
+  input.hostname = host;
+  input.facts = probe_node_facts(config);
+  std::vector<std::string> problems;
+  TaskSetup setup;
+  try {
+    setup = plan_task(topology, plan, input);
+  } catch (const TaskSetupError& e) {
+    problems.push_back(e.what());
+  }
+  for (const EnvAction& action : setup.env) {
+    const auto it = env.find(action.name);
+    const std::optional<std::string> current = it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
+    if (auto expected = apply_env_action(action, current); expected && expected != current)
+      problems.push_back(action.name + " is '" + current.value_or("(unset)") + "', expected '" + *expected + "'");
+  }
+  const CpuSet actual = current_affinity();
+  if (setup.set_affinity && !(actual == setup.binding.cpus))
+    problems.push_back("CPU affinity is " + actual.to_list() + ", expected " + setup.binding.cpus.to_list());
+  const std::string who = "task " + (env.count("SLURM_PROCID") ? env.at("SLURM_PROCID") : std::string("?")) + " on " + host;
+  if (json) {
+    (*json)["task"] = {{"ok", problems.empty()}, {"problems", problems}, {"mode", env.at("GPUDIRECT_MODE")},
+                       {"gpus", env.count("GPUDIRECT_GPUS") ? env.at("GPUDIRECT_GPUS") : ""},
+                       {"nics", env.count("GPUDIRECT_NICS") ? env.at("GPUDIRECT_NICS") : ""}, {"cpus", actual.to_list()}};
+  } else if (problems.empty()) {
+    std::printf("gpudirect doctor: %s: OK (mode %s, gpus %s, nics %s, cpus %s)\n", who.c_str(), env.at("GPUDIRECT_MODE").c_str(),
+                env.count("GPUDIRECT_GPUS") ? env.at("GPUDIRECT_GPUS").c_str() : "", env.count("GPUDIRECT_NICS") ? env.at("GPUDIRECT_NICS").c_str() : "",
+                actual.to_list().c_str());
+  } else {
+    for (const auto& problem : problems) std::printf("gpudirect doctor: %s: MISMATCH: %s\n", who.c_str(), problem.c_str());
+  }
+  return problems.empty() ? 0 : 1;
+}
+
+int run_doctor(const DoctorOptions& options) {
+  PluginConfig config;
+  if (!options.plugstack.empty()) config = read_plugstack_config(options.plugstack);
+  if (!options.topology.empty()) config.topology = options.topology;
+  if (!options.profile_dir.empty()) config.profile_dir = options.profile_dir;
+  const std::string host = host_name();
+  Topology topology = config.topology.empty() ? load_live_topology() : load_topology_file(config.topology);
+  const NodePlan plan = plan_node(topology);
+  const auto env = process_environment();
+  const bool in_task = env.count("GPUDIRECT_MODE") > 0;
+  if (options.check && !in_task) {
+    std::fprintf(stderr, "gpudirect doctor: --check needs a task started with srun --gpu-direct (GPUDIRECT_MODE is not set)\n");
+    return 1;
+  }
+  nlohmann::json json;
+  int status = 0;
+  if (options.json) json = table_json(topology, plan, host);
+  // Inside a task print one line per task (a table per task would repeat the node's table 8 times).
+  if (in_task) {
+    status = check_task(topology, plan, config, env, host, options.json ? &json : nullptr);
+  } else if (!options.json) {
+    print_table(topology, plan, host);
+  }
+  if (options.json) std::cout << json.dump(2) << "\n";
+  return status;
+}
+
+}  // namespace
+
+void register_doctor(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<DoctorOptions>();
+  CLI::App* doctor = app.add_subcommand(
+      "doctor",
+      "Print this node's GPU/NIC/CPU binding table as the plugin computes it; inside a task started with "
+      "srun --gpu-direct, check that the task's environment and CPU affinity match it (exit 1 if not).");
+  doctor->add_option("--topology", options->topology, "hwloc XML or NCCL topology XML file instead of live discovery");
+  doctor->add_option("--plugstack", options->plugstack,
+                     "read topology=, lib_dir=, profile_dir= ... from the spank_gpudirect.so line of this plugstack.conf");
+  doctor->add_option("--profile-dir", options->profile_dir, "directory with network profiles (as profile_dir=)");
+  doctor->add_flag("--json", options->json, "print JSON instead of a table");
+  doctor->add_flag("--check", options->check, "fail unless run inside a task started with --gpu-direct");
+  doctor->callback([options, &exit_code] {
+    try {
+      exit_code = run_doctor(*options);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gpudirect doctor: %s\n", e.what());
+      exit_code = 1;
+    }
+  });
+}
+
+}  // namespace gpudirect::launcher

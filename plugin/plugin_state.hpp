@@ -1,0 +1,45 @@
+// What the plugin remembers between hooks of one process (srun, sbatch or one step's slurmstepd).
+#pragma once
+
+#include "gpudirect/binding.hpp"
+#include "gpudirect/mode.hpp"
+#include "gpudirect/plugin_config.hpp"
+#include "gpudirect/task_setup.hpp"
+#include "gpudirect/topology.hpp"
+
+#include <optional>
+#include <string>
+
+#include "spank.hpp"
+
+namespace gpudirect::plugin {
+
+struct NodeState {
+  Topology topology;
+  NodePlan plan;
+  NodeFacts facts;
+};
+
+struct PluginState {
+  PluginConfig config;
+  bool option_given = false;
+  ModeRequest request;                // valid when option_given
+  std::optional<NodeState> node;      // loaded once per step in user_init (remote)
+  std::string node_error;             // why node could not be prepared; reported from task_init
+};
+
+PluginState& state();
+
+// Every message starts with the plugin's name.
+void log_error(const std::string& message);
+
+// Hook bodies, one file each.
+int on_init(spank_t spank, int argc, char** argv);
+int on_option(int val, const char* optarg, int remote);
+int on_user_init(spank_t spank);
+int on_task_init(spank_t spank);
+
+// Mode this step runs with (the option, else the plugstack default).
+Mode effective_mode();
+
+}  // namespace gpudirect::plugin

@@ -1,0 +1,57 @@
+// spank_gpudirect.so: the symbols Slurm needs and a dispatch from each SPANK hook to its own file.
+// No exception and no crash may escape into slurmstepd: every hook goes through guarded().
+#include "plugin_state.hpp"
+
+#include <exception>
+
+extern "C" {
+// SPANK_PLUGIN() would give these internal linkage in C++; Slurm then refuses the plugin.
+extern const char plugin_name[] = "gpudirect";
+extern const char plugin_type[] = "spank";
+extern const unsigned int plugin_version = SLURM_VERSION_NUMBER;
+extern const unsigned int spank_plugin_version = 1;
+}
+
+namespace gpudirect::plugin {
+
+PluginState& state() {
+  static PluginState instance;
+  return instance;
+}
+
+void log_error(const std::string& message) { slurm_error("gpudirect: %s", message.c_str()); }
+
+namespace {
+
+template <typename Body>
+int guarded(const char* hook, Body body) noexcept {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    log_error(std::string(hook) + ": " + e.what());
+  } catch (...) {
+    log_error(std::string(hook) + ": unexpected internal error");
+  }
+  return -1;
+}
+
+}  // namespace
+}  // namespace gpudirect::plugin
+
+using gpudirect::plugin::guarded;
+
+extern "C" {
+
+int slurm_spank_init(spank_t spank, int argc, char** argv) {
+  return guarded("init", [&] { return gpudirect::plugin::on_init(spank, argc, argv); });
+}
+
+int slurm_spank_user_init(spank_t spank, int, char**) {
+  return guarded("user_init", [&] { return gpudirect::plugin::on_user_init(spank); });
+}
+
+int slurm_spank_task_init(spank_t spank, int, char**) {
+  return guarded("task_init", [&] { return gpudirect::plugin::on_task_init(spank); });
+}
+
+}  // extern "C"

@@ -1,0 +1,105 @@
+// slurm_spank_task_init (the task's own process, after Slurm's CPU binding and GPU variables,
+// before exec): compute the task's binding and apply it. A failure here fails the task, and srun
+// exits non-zero, which is why node-side errors are reported here.
+#include "plugin_state.hpp"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+
+namespace gpudirect::plugin {
+namespace {
+
+std::optional<std::string> get_env(spank_t spank, const std::string& name) {
+  std::array<char, 8192> buffer{};
+  if (spank_getenv(spank, name.c_str(), buffer.data(), static_cast<int>(buffer.size())) != ESPANK_SUCCESS)
+    return std::nullopt;
+  return std::string(buffer.data());
+}
+
+template <typename T>
+std::optional<T> get_item(spank_t spank, spank_item_t item) {
+  T value{};
+  if (spank_get_item(spank, item, &value) != ESPANK_SUCCESS) return std::nullopt;
+  return value;
+}
+
+std::string hostname() {
+  std::array<char, 256> name{};
+  if (::gethostname(name.data(), name.size() - 1) != 0) return "unknown-host";
+  return name.data();
+}
+
+CpuSet current_affinity() {
+  CpuSet::Native native;
+  CpuSet::range(0, 0).to_cpu_set(native);  // allocates glibc's default size
+  if (sched_getaffinity(0, native.size, native.set) != 0) return {};
+  return CpuSet::from_cpu_set(native.set, native.size);
+}
+
+}  // namespace
+
+int on_task_init(spank_t spank) {
+  PluginState& s = state();
+  if (effective_mode() == Mode::off) return 0;
+  const std::string host = hostname();
+  if (!s.node) {
+    log_error("on " + host + ": " + (s.node_error.empty() ? std::string("node not prepared") : s.node_error));
+    return -1;
+  }
+  if (!s.node_error.empty()) {
+    log_error("on " + host + ": " + s.node_error);
+    return -1;
+  }
+
+  TaskSetupInput input;
+  input.config = s.config;
+  if (s.option_given) input.request = s.request;
+  input.hostname = host;
+  input.facts = s.node->facts;
+  input.allowed_cpus = current_affinity();
+  for (const char* name : {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES", "SLURM_JOB_ID",
+                           "SLURM_CPU_BIND_TYPE", "SLURM_NODEID", "SLURM_STEP_TASKS_PER_NODE"})
+    if (auto value = get_env(spank, name)) input.env[name] = *value;
+  // Slurm's own numbers are more reliable than environment variables a user can change.
+  if (auto local = get_item<std::uint32_t>(spank, S_TASK_ID)) input.env["SLURM_LOCALID"] = std::to_string(*local);
+  if (auto global = get_item<std::uint32_t>(spank, S_TASK_GLOBAL_ID)) input.env["SLURM_PROCID"] = std::to_string(*global);
+  if (auto count = get_item<std::uint32_t>(spank, S_JOB_LOCAL_TASK_COUNT)) input.env["SLURM_LOCAL_TASKS"] = std::to_string(*count);
+
+  TaskSetup setup;
+  try {
+    setup = plan_task(s.node->topology, s.node->plan, input);
+  } catch (const TaskSetupError& e) {
+    log_error(e.what());
+    return -1;
+  }
+  for (const EnvAction& action : setup.env) {
+    if (auto next = apply_env_action(action, get_env(spank, action.name))) {
+      if (spank_setenv(spank, action.name.c_str(), next->c_str(), 1) != ESPANK_SUCCESS) {
+        log_error("on " + host + ": cannot set " + action.name + " in the task's environment");
+        return -1;
+      }
+    }
+  }
+  if (setup.set_affinity) {
+    CpuSet::Native native;
+    setup.binding.cpus.to_cpu_set(native);
+    if (sched_setaffinity(0, native.size, native.set) != 0) {
+      log_error("on " + host + ": cannot bind the task to CPUs " + setup.binding.cpus.to_list() + ": " +
+                std::strerror(errno) + "; set cpu_bind=off in plugstack.conf if the node restricts affinity");
+      return -1;
+    }
+  }
+  const bool verbose = s.config.verbose || (s.option_given && s.request.verbose);
+  if (verbose)
+    slurm_spank_log("%s", setup.summary.c_str());
+  else
+    slurm_verbose("%s", setup.summary.c_str());
+  return 0;
+}
+
+}  // namespace gpudirect::plugin

@@ -1,0 +1,37 @@
+// slurm_spank_user_init (slurmstepd, once per step and node, before tasks fork): load the topology,
+// plan the node and wait for the TCPXO receive-datapath manager. A failure here would only print
+// "launch failed" while srun exits 0, so it is recorded and reported by task_init instead.
+#include "plugin_state.hpp"
+
+#include "gpudirect/readiness.hpp"
+#include "gpudirect/topology_sources.hpp"
+
+#include <unistd.h>
+
+namespace gpudirect::plugin {
+
+int on_user_init(spank_t) {
+  PluginState& s = state();
+  const Mode mode = effective_mode();
+  if (mode == Mode::off) return 0;
+  try {
+    NodeState node;
+    node.topology = s.config.topology.empty() ? load_live_topology() : load_topology_file(s.config.topology);
+    node.plan = plan_node(node.topology);
+    node.facts = probe_node_facts(s.config);
+    s.node = std::move(node);
+  } catch (const std::exception& e) {
+    s.node_error = std::string("cannot read the node's topology: ") + e.what();
+    return 0;
+  }
+  const bool tcpxo = mode == Mode::tcpxo || (mode == Mode::auto_detect && s.node->facts.tcpxo_plugin);
+  if (tcpxo && !s.config.rxdm_ready.empty()) {
+    const ReadinessResult ready = wait_until_ready(s.config.rxdm_ready, s.config.rxdm_timeout_s);
+    if (!ready.ready)
+      s.node_error = "the TCPXO receive-datapath manager (RxDM) is not ready: " + ready.detail +
+                     "; start RxDM in the node's prolog (or check its logs), or raise rxdm_timeout= in plugstack.conf";
+  }
+  return 0;
+}
+
+}  // namespace gpudirect::plugin
