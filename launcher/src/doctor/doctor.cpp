@@ -131,7 +131,10 @@ int check_task(const Topology& topology, const NodePlan& plan, const PluginConfi
 
 int run_doctor(const DoctorOptions& options) {
   PluginConfig config;
-  if (!options.plugstack.empty()) config = read_plugstack_config(options.plugstack);
+  std::string plugstack = options.plugstack;
+  if (plugstack.empty())
+    if (auto found = find_plugstack_file()) plugstack = *found;
+  if (!plugstack.empty()) config = read_plugstack_config(plugstack);
   if (!options.topology.empty()) config.topology = options.topology;
   if (!options.profile_dir.empty()) config.profile_dir = options.profile_dir;
   const std::string host = host_name();
@@ -166,7 +169,8 @@ void register_doctor(CLI::App& app, int& exit_code) {
       "srun --gpu-direct, check that the task's environment and CPU affinity match it (exit 1 if not).");
   doctor->add_option("--topology", options->topology, "hwloc XML or NCCL topology XML file instead of live discovery");
   doctor->add_option("--plugstack", options->plugstack,
-                     "read topology=, lib_dir=, profile_dir= ... from the spank_gpudirect.so line of this plugstack.conf");
+                     "read topology=, lib_dir=, profile_dir= ... from the spank_gpudirect.so line of this plugstack.conf "
+                     "(default: the one Slurm uses, found through $SLURM_CONF or /etc/slurm)");
   doctor->add_option("--profile-dir", options->profile_dir, "directory with network profiles (as profile_dir=)");
   doctor->add_flag("--json", options->json, "print JSON instead of a table");
   doctor->add_flag("--check", options->check, "fail unless run inside a task started with --gpu-direct");

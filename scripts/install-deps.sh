@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages gpudirect-slurm needs to build and test (as root). Idempotent:
+# on a machine that has them all it returns in a second. Debian's slurm/munge packages try to
+# start system daemons on install; a temporary policy-rc.d stops that.
+set -euo pipefail
+
+packages=(build-essential cmake ninja-build pkg-config git python3 procps iproute2 util-linux
+  libhwloc-dev hwloc libfabric-dev libfabric-bin libxml2-dev catch2 libcli11-dev nlohmann-json3-dev
+  libslurm-dev slurm-wlm-basic-plugins-dev slurmctld slurmd slurm-client munge)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+[ "$(id -u)" -eq 0 ] || { echo "install-deps: run as root to install: ${missing[*]}" >&2; exit 1; }
+
+echo "install-deps: installing ${missing[*]}"
+policy=/usr/sbin/policy-rc.d
+created_policy=0
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' >"$policy"
+  chmod +x "$policy"
+  created_policy=1
+fi
+trap '[ "$created_policy" = 1 ] && rm -f "$policy"' EXIT
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
+echo "install-deps: done"

@@ -1,0 +1,322 @@
+#!/usr/bin/env bash
+# A real Slurm on this machine, for tests and demos: a private munged, slurmctld, and N slurmd,
+# each node in its own network + UTS namespace (hostname nodeN) with the interface names of a
+# Google A3 Mega node (control NIC enp0s12, data NICs enp6s0 ... enp142s0) and 8 fake GPUs
+# through gres. Everything lives under one directory and `down` removes every trace.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+
+DIR=/tmp/gpudirect-cluster
+NODES=2
+PLUGIN=""
+PLUGIN_ARGS=""
+NETNS=1
+CTL_PORT=16817
+SLURMD_PORT=16818
+BRIDGE=gdbr0
+DATA_BRIDGE=gddata0
+CTL_NET=10.99.0
+DATA_NICS=(enp6s0 enp7s0 enp13s0 enp14s0 enp134s0 enp135s0 enp141s0 enp142s0)
+CPUS_PER_NODE=16  # more than the machine has (SlurmdParameters=config_overrides): 8 tasks per node fit
+
+usage() {
+  cat <<'EOF'
+Usage: scripts/local-cluster.sh COMMAND [options]
+
+Commands:
+  up        start munge, slurmctld and the nodes (restarts a cluster already running in DIR)
+  down      stop everything `up` started and remove its namespaces and bridges
+  status    show the daemons and sinfo
+  env       print the line that points Slurm clients at this cluster (eval it, or source DIR/env.sh)
+  logs      print the tail of every daemon log
+  plugin    rewrite plugstack.conf (new steps pick it up; no restart needed)
+  demo      build the project, start the cluster with the freshly built plugin, run a job that
+            shows every task's GPU/NIC/CPU binding; the cluster stays up afterwards
+
+Options:
+  --dir DIR             state, config and logs (default /tmp/gpudirect-cluster)
+  --nodes N             number of nodes, 1..8 (default 2)
+  --plugin PATH         spank_gpudirect.so to list in plugstack.conf (default: none)
+  --plugin-args "ARGS"  its plugstack arguments, e.g. "default=off topology=/path/topo.xml"
+  --no-netns            run every slurmd on localhost with its own port instead of in a namespace
+                        (tasks then share this machine's hostname and interfaces)
+  -h, --help            this help
+
+Needs root and the Debian packages that scripts/install-deps.sh installs.
+EOF
+}
+
+say() { printf 'local-cluster: %s\n' "$*"; }
+die() { printf 'local-cluster: error: %s\n' "$*" >&2; exit 1; }
+
+parse_options() {
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --dir) DIR=${2:?--dir needs a value}; shift 2 ;;
+      --nodes) NODES=${2:?--nodes needs a value}; shift 2 ;;
+      --plugin) PLUGIN=${2:?--plugin needs a value}; shift 2 ;;
+      --plugin-args) PLUGIN_ARGS=${2-}; shift 2 ;;
+      --no-netns) NETNS=0; shift ;;
+      -h|--help) usage; exit 0 ;;
+      *) die "unknown option '$1' (try --help)" ;;
+    esac
+  done
+  case "$NODES" in [1-8]) ;; *) die "--nodes must be between 1 and 8" ;; esac
+  [ -z "$PLUGIN" ] || [ -f "$PLUGIN" ] || die "plugin $PLUGIN does not exist (build it: cmake --preset release && cmake --build --preset release)"
+  [ -z "$PLUGIN" ] || PLUGIN=$(cd "$(dirname "$PLUGIN")" && pwd)/$(basename "$PLUGIN")
+  mkdir -p "$DIR"
+  DIR=$(cd "$DIR" && pwd)
+  CONF=$DIR/etc/slurm.conf
+}
+
+need_root() { [ "$(id -u)" -eq 0 ] || die "run as root (it starts daemons and creates network namespaces)"; }
+
+need_tools() {
+  local missing=()
+  for tool in munged slurmctld slurmd srun sinfo ip nsenter unshare; do
+    command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+  done
+  [ ${#missing[@]} -eq 0 ] || die "missing ${missing[*]}: run scripts/install-deps.sh first"
+}
+
+node_name() { echo "node$1"; }
+netns_name() { echo "gd-node$1"; }
+
+write_plugstack() {
+  if [ -n "$PLUGIN" ]; then
+    printf 'required %s %s\n' "$PLUGIN" "$PLUGIN_ARGS" >"$DIR/etc/plugstack.conf"
+  else
+    : >"$DIR/etc/plugstack.conf"
+  fi
+}
+
+write_config() {
+  mkdir -p "$DIR"/{etc,state,spool,log,run,munge,dev}
+  chmod 755 "$DIR" "$DIR/munge"
+  for i in 0 1 2 3 4 5 6 7; do ln -sf /dev/null "$DIR/dev/nvidia$i"; done
+  local host ctl_addr
+  host=$(hostname)
+  if [ "$NETNS" = 1 ]; then ctl_addr=$CTL_NET.1; else ctl_addr=127.0.0.1; fi
+  cat >"$CONF" <<EOF
+# Written by scripts/local-cluster.sh: a real Slurm on one machine for tests and demos.
+ClusterName=gpudirect
+SlurmctldHost=$host($ctl_addr)
+SlurmctldPort=$CTL_PORT
+SlurmdPort=$SLURMD_PORT
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket=$DIR/munge/munge.socket.2
+CredType=cred/munge
+StateSaveLocation=$DIR/state
+SlurmdSpoolDir=$DIR/spool/%n
+SlurmctldPidFile=$DIR/run/slurmctld.pid
+SlurmdPidFile=$DIR/run/slurmd-%n.pid
+SlurmctldLogFile=$DIR/log/slurmctld.log
+SlurmdLogFile=$DIR/log/slurmd-%n.log
+PlugStackConfig=$DIR/etc/plugstack.conf
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SchedulerType=sched/backfill
+MpiDefault=none
+MailProg=/bin/true
+ReturnToService=2
+SlurmdParameters=config_overrides
+GresTypes=gpu
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+SlurmctldTimeout=30
+SlurmdTimeout=30
+InactiveLimit=0
+KillWait=5
+MinJobAge=60
+EOF
+  local i
+  for i in $(seq 1 "$NODES"); do
+    if [ "$NETNS" = 1 ]; then
+      echo "NodeName=$(node_name "$i") NodeAddr=$CTL_NET.$((10 + i)) CPUs=$CPUS_PER_NODE Boards=1 SocketsPerBoard=2 CoresPerSocket=$((CPUS_PER_NODE / 2)) ThreadsPerCore=1 RealMemory=1000 Gres=gpu:8 State=UNKNOWN" >>"$CONF"
+    else
+      echo "NodeName=$(node_name "$i") NodeHostname=$host NodeAddr=127.0.0.1 Port=$((SLURMD_PORT + 100 + i)) CPUs=$CPUS_PER_NODE Boards=1 SocketsPerBoard=2 CoresPerSocket=$((CPUS_PER_NODE / 2)) ThreadsPerCore=1 RealMemory=1000 Gres=gpu:8 State=UNKNOWN" >>"$CONF"
+    fi
+  done
+  echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP" >>"$CONF"
+  cat >"$DIR/etc/gres.conf" <<EOF
+AutoDetect=off
+Name=gpu File=$DIR/dev/nvidia[0-7]
+EOF
+  cat >"$DIR/etc/cgroup.conf" <<EOF
+CgroupPlugin=cgroup/v1
+ConstrainDevices=no
+EOF
+  write_plugstack
+  echo "export SLURM_CONF=$CONF" >"$DIR/env.sh"
+}
+
+start_munge() {
+  [ -f "$DIR/munge/munge.key" ] || { dd if=/dev/urandom of="$DIR/munge/munge.key" bs=1024 count=1 status=none; chmod 400 "$DIR/munge/munge.key"; }
+  munged --key-file="$DIR/munge/munge.key" --socket="$DIR/munge/munge.socket.2" \
+    --pid-file="$DIR/munge/munged.pid" --log-file="$DIR/log/munged.log" --seed-file="$DIR/munge/munge.seed" --force \
+    || die "munged did not start: $(tail -3 "$DIR/log/munged.log" 2>/dev/null)"
+}
+
+make_network() {
+  ip link add "$BRIDGE" type bridge 2>/dev/null || true
+  ip addr replace "$CTL_NET.1/24" dev "$BRIDGE"
+  ip link set "$BRIDGE" up
+  ip link add "$DATA_BRIDGE" type bridge 2>/dev/null || true
+  ip link set "$DATA_BRIDGE" up
+  local i k ns
+  for i in $(seq 1 "$NODES"); do
+    ns=$(netns_name "$i")
+    ip netns add "$ns"
+    ip -n "$ns" link set lo up
+    ip link add "gdc$i" type veth peer name enp0s12 netns "$ns"
+    ip link set "gdc$i" master "$BRIDGE" up
+    ip -n "$ns" addr add "$CTL_NET.$((10 + i))/24" dev enp0s12
+    ip -n "$ns" link set enp0s12 up
+    ip -n "$ns" route add default via "$CTL_NET.1"
+    for k in "${!DATA_NICS[@]}"; do
+      ip link add "gd${i}d$k" type veth peer name "${DATA_NICS[$k]}" netns "$ns"
+      ip link set "gd${i}d$k" master "$DATA_BRIDGE" up
+      ip -n "$ns" addr add "10.98.$k.$((10 + i))/24" dev "${DATA_NICS[$k]}"
+      ip -n "$ns" link set "${DATA_NICS[$k]}" up
+    done
+  done
+}
+
+start_daemons() {
+  slurmctld -f "$CONF" || die "slurmctld did not start: $(tail -5 "$DIR/log/slurmctld.log" 2>/dev/null)"
+  local i name
+  for i in $(seq 1 "$NODES"); do
+    name=$(node_name "$i")
+    if [ "$NETNS" = 1 ]; then
+      nsenter --net="/run/netns/$(netns_name "$i")" unshare --uts \
+        sh -c "hostname $name && exec slurmd -f '$CONF' -N $name" \
+        || die "slurmd $name did not start: $(tail -5 "$DIR/log/slurmd-$name.log" 2>/dev/null)"
+    else
+      slurmd -f "$CONF" -N "$name" || die "slurmd $name did not start: $(tail -5 "$DIR/log/slurmd-$name.log" 2>/dev/null)"
+    fi
+  done
+}
+
+wait_idle() {
+  local deadline=$((SECONDS + 40)) states
+  while [ $SECONDS -lt $deadline ]; do
+    states=$(SLURM_CONF=$CONF sinfo -h -N -o '%T' 2>/dev/null | sort -u | tr '\n' ' ')
+    if [ "$states" = "idle " ]; then return 0; fi
+    sleep 0.2
+  done
+  say "nodes did not become idle within 40 s (states: ${states:-none}); last log lines:" >&2
+  tail -n 5 "$DIR"/log/*.log >&2 || true
+  return 1
+}
+
+stop_all() {
+  local f pid
+  for f in "$DIR"/run/slurmd-*.pid "$DIR"/run/slurmctld.pid "$DIR"/munge/munged.pid; do
+    [ -f "$f" ] || continue
+    pid=$(cat "$f" 2>/dev/null || true)
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+  done
+  # slurmstepd of unfinished steps, and anything else started with this config
+  pkill -f "slurmd -f $DIR/etc/slurm.conf" 2>/dev/null || true
+  pkill -f "slurmctld -f $DIR/etc/slurm.conf" 2>/dev/null || true
+  pkill -f "munged --key-file=$DIR/" 2>/dev/null || true
+  local deadline=$((SECONDS + 10))
+  while [ $SECONDS -lt $deadline ] && pgrep -f "(slurmd|slurmctld) -f $DIR/etc/slurm.conf" >/dev/null; do sleep 0.1; done
+  pkill -9 -f "(slurmd|slurmctld) -f $DIR/etc/slurm.conf" 2>/dev/null || true
+  pkill -9 slurmstepd 2>/dev/null || true
+  rm -f "$DIR"/run/*.pid "$DIR"/munge/munged.pid
+  local ns
+  for ns in $(ip netns list 2>/dev/null | awk '/^gd-node/ {print $1}'); do ip netns del "$ns" 2>/dev/null || true; done
+  ip link del "$BRIDGE" 2>/dev/null || true
+  ip link del "$DATA_BRIDGE" 2>/dev/null || true
+  # state of the previous incarnation would bring old jobs back
+  rm -rf "$DIR/state" "$DIR/spool"
+}
+
+cmd_up() {
+  need_root; need_tools
+  local started=$SECONDS
+  stop_all
+  say "config in $DIR/etc (nodes: $NODES, $([ "$NETNS" = 1 ] && echo "network namespaces" || echo "localhost ports"), 8 fake GPUs each)"
+  write_config
+  [ -n "$PLUGIN" ] && say "plugstack.conf: required $PLUGIN $PLUGIN_ARGS"
+  start_munge
+  [ "$NETNS" = 1 ] && make_network
+  start_daemons
+  wait_idle || { stop_all; die "the cluster did not come up"; }
+  say "up in $((SECONDS - started)) s: $(SLURM_CONF=$CONF sinfo -h -o '%D nodes %P %T')"
+  say "use it with: source $DIR/env.sh   (stop it with: $0 down --dir $DIR)"
+}
+
+cmd_down() {
+  need_root
+  stop_all
+  say "stopped; removed namespaces and bridges"
+}
+
+cmd_status() {
+  pgrep -af "(munged --key-file=$DIR/|slurmctld -f $DIR/|slurmd -f $DIR/)" || say "no daemons running for $DIR"
+  [ -f "$CONF" ] && SLURM_CONF=$CONF sinfo 2>/dev/null || true
+}
+
+cmd_plugin() {
+  [ -f "$CONF" ] || die "no cluster config in $DIR: run up first"
+  write_plugstack
+  say "plugstack.conf: $(cat "$DIR/etc/plugstack.conf")"
+}
+
+cmd_demo() {
+  need_root
+  "$here/install-deps.sh"
+  local build=$repo/build/release
+  if [ ! -x "$build/launcher/gpudirect-launch" ] || [ ! -f "$build/plugin/spank_gpudirect.so" ]; then
+    say "building (cmake --preset release)"
+    (cd "$repo" && cmake --preset release >/dev/null && cmake --build --preset release)
+  fi
+  # The TCPXO plugin itself only exists on A3 Mega images: the demo's lib dir holds an empty
+  # placeholder so the plugin's lib-dir check passes. No NCCL runs in this demo.
+  mkdir -p "$DIR/tcpxo-lib"
+  : >"$DIR/tcpxo-lib/libnccl-net.so"
+  PLUGIN=$build/plugin/spank_gpudirect.so
+  PLUGIN_ARGS="default=off topology=$repo/tests/fixtures/local-a3mega-2cpu.xml lib_dir=$DIR/tcpxo-lib profile_dir=$repo/profiles"
+  cmd_up
+  say "placeholder TCPXO lib dir: $DIR/tcpxo-lib (an empty libnccl-net.so; real nodes have Google's plugin there)"
+  local job=(srun -N"$NODES" --ntasks-per-node=8 --gpus-per-task=1 --gpu-direct=tcpxo,verbose "$build/launcher/gpudirect-launch" doctor)
+  say "running: ${job[*]}"
+  SLURM_CONF=$CONF "${job[@]}"
+  cat <<EOF
+
+local-cluster: the cluster is still up. Try:
+  source $DIR/env.sh
+  srun -N2 --ntasks-per-node=8 --gpus-per-task=1 --gpu-direct=tcpxo env | grep -E '^(NCCL_FASTRAK_IFNAME|GPUDIRECT_)' | sort | uniq -c
+  srun -N1 -n1 $build/launcher/gpudirect-launch doctor --plugstack $DIR/etc/plugstack.conf
+Stop it with: $0 down --dir $DIR
+EOF
+}
+
+main() {
+  [ $# -ge 1 ] || { usage; exit 6; }
+  local command=$1; shift
+  case "$command" in
+    -h|--help|help) usage; exit 0 ;;
+  esac
+  parse_options "$@"
+  case "$command" in
+    up) cmd_up ;;
+    down) cmd_down ;;
+    status) cmd_status ;;
+    env) echo "export SLURM_CONF=$CONF" ;;
+    logs) tail -n 20 "$DIR"/log/*.log ;;
+    plugin) cmd_plugin ;;
+    demo) cmd_demo ;;
+    *) die "unknown command '$command' (try --help)" ;;
+  esac
+}
+
+main "$@"
