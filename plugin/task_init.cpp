@@ -63,7 +63,7 @@ int on_task_init(spank_t spank) {
   input.facts = s.node->facts;
   input.allowed_cpus = current_affinity();
   for (const char* name : {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES", "SLURM_JOB_ID",
-                           "SLURM_CPU_BIND_TYPE", "SLURM_NODEID", "SLURM_STEP_TASKS_PER_NODE"})
+                           "SLURM_CPU_BIND_TYPE", "SLURM_NODEID", "SLURM_STEP_TASKS_PER_NODE", "SLURM_GPUS_ON_NODE"})
     if (auto value = get_env(spank, name)) input.env[name] = *value;
   // Slurm's own numbers are more reliable than environment variables a user can change.
   if (auto local = get_item<std::uint32_t>(spank, S_TASK_ID)) input.env["SLURM_LOCALID"] = std::to_string(*local);

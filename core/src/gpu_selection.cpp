@@ -60,6 +60,9 @@ std::vector<int> select_task_gpus(const GpuSelectionInput& input) {
         chosen.push_back(step[static_cast<std::size_t>(v)]);
       }
     }
+    // Every task sees all of the node's GPUs (--gpus-per-node): each takes its local rank's share.
+    if (input.local_size > 1 && input.gpus_on_node > 0 && static_cast<int>(chosen.size()) == input.gpus_on_node)
+      chosen = split_by_rank(chosen, input.local_rank, input.local_size);
   } else if (!step.empty()) {
     chosen = split_by_rank(step, input.local_rank, input.local_size);
   } else {

@@ -93,6 +93,7 @@ TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSe
   selection.slurm_step_gpus = env_or(env, "SLURM_STEP_GPUS", env_or(env, "SLURM_JOB_GPUS"));
   selection.cuda_visible_devices_set = env.count("CUDA_VISIBLE_DEVICES") > 0;
   selection.cuda_visible_devices = env_or(env, "CUDA_VISIBLE_DEVICES");
+  selection.gpus_on_node = env_int(env, "SLURM_GPUS_ON_NODE", 0);
   selection.local_rank = env_int(env, "SLURM_LOCALID", 0);
   selection.local_size = local_task_count(env);
   selection.gpu_count = static_cast<int>(topology.gpus.size());
