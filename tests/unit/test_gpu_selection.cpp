@@ -1,0 +1,63 @@
+#include <catch2/catch.hpp>
+
+#include "gpudirect/gpu_selection.hpp"
+
+#include <optional>
+
+using gpudirect::GpuSelectionInput;
+using gpudirect::select_task_gpus;
+using V = std::vector<int>;
+
+namespace {
+GpuSelectionInput input(std::string step, std::optional<std::string> visible, int rank, int size, int on_node = 0) {
+  GpuSelectionInput in;
+  in.slurm_step_gpus = std::move(step);
+  in.cuda_visible_devices_set = visible.has_value();
+  in.cuda_visible_devices = visible.value_or("");
+  in.local_rank = rank;
+  in.local_size = size;
+  in.gpus_on_node = on_node;
+  in.gpu_count = 8;
+  return in;
+}
+}  // namespace
+
+TEST_CASE("--gpus-per-task=1: Slurm's per-task variables are used as they are", "[gpu_selection]") {
+  // What Slurm 22.05 sets per task with --gpus-per-task=1 (observed on the local cluster).
+  CHECK(select_task_gpus(input("5", "5", 5, 8, 8)) == V{5});
+  CHECK(select_task_gpus(input("0", "0", 0, 8, 8)) == V{0});
+}
+
+TEST_CASE("--gpus-per-task=2: both GPUs stay with the task", "[gpu_selection]") {
+  CHECK(select_task_gpus(input("2,3", "2,3", 1, 4, 8)) == V{2, 3});
+}
+
+TEST_CASE("--gpus-per-node=8 with 8 tasks: each takes its local rank's GPU", "[gpu_selection]") {
+  for (int r = 0; r < 8; ++r) CHECK(select_task_gpus(input("0,1,2,3,4,5,6,7", "0,1,2,3,4,5,6,7", r, 8, 8)) == V{r});
+  // One task per node (torchrun style) keeps all eight.
+  CHECK(select_task_gpus(input("0,1,2,3,4,5,6,7", "0,1,2,3,4,5,6,7", 0, 1, 8)).size() == 8);
+  // Four tasks, eight GPUs: two each.
+  CHECK(select_task_gpus(input("0,1,2,3,4,5,6,7", "0,1,2,3,4,5,6,7", 3, 4, 8)) == V{6, 7});
+}
+
+TEST_CASE("ConstrainDevices numbering: CUDA_VISIBLE_DEVICES indexes the step's GPUs", "[gpu_selection]") {
+  CHECK(select_task_gpus(input("4,5,6,7", "1", 0, 1)) == V{5});
+  CHECK(select_task_gpus(input("6,7", "0,1", 0, 1)) == V{6, 7});
+  CHECK_THROWS_WITH(select_task_gpus(input("6,7", "3", 0, 1)), Catch::Contains("does not match SLURM_STEP_GPUS"));
+}
+
+TEST_CASE("no CUDA_VISIBLE_DEVICES: split by local rank", "[gpu_selection]") {
+  CHECK(select_task_gpus(input("0,1,2,3", std::nullopt, 1, 2)) == V{2, 3});
+  CHECK(select_task_gpus(input("", std::nullopt, 3, 8)) == V{3});
+  CHECK(select_task_gpus(input("", std::nullopt, 9, 16)) == V{1});
+  CHECK(select_task_gpus(input("", std::nullopt, 0, 1)).size() == 8);
+}
+
+TEST_CASE("bad GPU variables are clear errors", "[gpu_selection]") {
+  CHECK_THROWS_WITH(select_task_gpus(input("", "GPU-1234-abcd", 0, 1)), Catch::Contains("UUID"));
+  CHECK_THROWS_WITH(select_task_gpus(input("", "0,x", 0, 1)), Catch::Contains("CUDA_VISIBLE_DEVICES"));
+  CHECK_THROWS_WITH(select_task_gpus(input("0,9", "9", 0, 1)), Catch::Contains("not in this node's topology"));
+  GpuSelectionInput none = input("", std::nullopt, 0, 1);
+  none.gpu_count = 0;
+  CHECK(select_task_gpus(none).empty());
+}
