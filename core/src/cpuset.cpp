@@ -1,114 +1,138 @@
 #include "gpudirect/cpuset.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <charconv>
+#include <cstdio>
+#include <new>
 #include <stdexcept>
 
 namespace gpudirect {
 namespace {
 
-constexpr int kMaxCpu = 1 << 16;  // far above any real node; bounds memory on hostile input
+constexpr int kWordBits = 64;
 
-[[noreturn]] void bad(std::string_view what, std::string_view text) {
-  throw std::invalid_argument("invalid CPU " + std::string(what) + " '" + std::string(text) + "'");
+[[noreturn]] void reject(std::string_view form, std::string_view text, std::string_view why) {
+  throw std::invalid_argument("invalid CPU " + std::string(form) + " '" + std::string(text) + "': " + std::string(why));
 }
 
-int parse_cpu(std::string_view field, std::string_view text) {
+std::string_view trim_space(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return {};
+  const auto last = text.find_last_not_of(" \t\r\n");
+  return text.substr(first, last - first + 1);
+}
+
+int parse_cpu_id(std::string_view field, std::string_view text) {
   int value = 0;
   const char* end = field.data() + field.size();
-  auto [ptr, ec] = std::from_chars(field.data(), end, value);
-  if (field.empty() || ec != std::errc{} || ptr != end || value < 0 || value >= kMaxCpu) bad("list", text);
+  const auto [ptr, ec] = std::from_chars(field.data(), end, value);
+  if (field.empty() || ec != std::errc{} || ptr != end) reject("list", text, "'" + std::string(field) + "' is not a CPU id");
+  if (value < 0 || value >= CpuSet::kMaxCpus)
+    reject("list", text, "CPU " + std::string(field) + " is out of range 0-" + std::to_string(CpuSet::kMaxCpus - 1));
   return value;
-}
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
 }
 
 }  // namespace
 
 CpuSet CpuSet::range(int first, int last) {
+  if (first > last)
+    throw std::invalid_argument("invalid CPU range " + std::to_string(first) + "-" + std::to_string(last) +
+                                ": first CPU above the last");
   CpuSet set;
   for (int cpu = first; cpu <= last; ++cpu) set.insert(cpu);
   return set;
 }
 
 CpuSet CpuSet::parse_list(std::string_view text) {
+  const std::string_view body = trim_space(text);
   CpuSet set;
+  if (body.empty()) return set;
   std::size_t start = 0;
-  while (start <= text.size()) {
-    std::size_t comma = text.find(',', start);
-    if (comma == std::string_view::npos) comma = text.size();
-    std::string_view item = text.substr(start, comma - start);
-    if (item.empty()) {
-      if (text.empty()) return set;  // "" is the empty set
-      bad("list", text);
-    }
+  while (true) {
+    const auto comma = std::min(body.find(',', start), body.size());
+    const std::string_view item = body.substr(start, comma - start);
+    if (item.empty()) reject("list", text, "empty item between commas");
     const auto dash = item.find('-');
     if (dash == std::string_view::npos) {
-      set.insert(parse_cpu(item, text));
+      set.insert(parse_cpu_id(item, text));
     } else {
-      const int first = parse_cpu(item.substr(0, dash), text);
-      const int last = parse_cpu(item.substr(dash + 1), text);
-      if (last < first) bad("list", text);
+      const int first = parse_cpu_id(item.substr(0, dash), text);
+      const int last = parse_cpu_id(item.substr(dash + 1), text);
+      if (last < first) reject("list", text, "range " + std::string(item) + " runs backwards");
       for (int cpu = first; cpu <= last; ++cpu) set.insert(cpu);
     }
+    if (comma == body.size()) return set;
     start = comma + 1;
   }
-  return set;
 }
 
 CpuSet CpuSet::parse_hex_mask(std::string_view text) {
-  std::string_view body = text;
+  std::string_view body = trim_space(text);
   if (body.starts_with("0x") || body.starts_with("0X")) body.remove_prefix(2);
-  if (body.empty()) bad("mask", text);
+  if (body.empty()) reject("mask", text, "no hex digits");
+  // Split into 32-bit groups, most significant first.
+  std::vector<std::string_view> groups;
+  for (std::size_t start = 0;;) {
+    const auto comma = std::min(body.find(',', start), body.size());
+    groups.push_back(body.substr(start, comma - start));
+    if (comma == body.size()) break;
+    start = comma + 1;
+  }
   CpuSet set;
-  int bit = 0;
-  // Walk from the least significant digit; commas only separate groups.
-  for (auto it = body.rbegin(); it != body.rend(); ++it) {
-    if (*it == ',') continue;
-    const int digit = hex_digit(*it);
-    if (digit < 0) bad("mask", text);
-    for (int b = 0; b < 4; ++b)
-      if (digit & (1 << b)) {
-        if (bit + b >= kMaxCpu) bad("mask", text);
-        set.insert(bit + b);
-      }
-    bit += 4;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const std::string_view group = groups[groups.size() - 1 - i];  // i-th least significant group
+    if (group.empty() || group.size() > 8) reject("mask", text, "each comma-separated group needs 1-8 hex digits");
+    std::uint32_t value = 0;
+    const auto [ptr, ec] = std::from_chars(group.data(), group.data() + group.size(), value, 16);
+    if (ec != std::errc{} || ptr != group.data() + group.size())
+      reject("mask", text, "'" + std::string(group) + "' is not hex");
+    for (int bit = 0; bit < 32; ++bit) {
+      if (!(value & (1U << bit))) continue;
+      const auto cpu = i * 32 + static_cast<std::size_t>(bit);
+      if (cpu >= static_cast<std::size_t>(kMaxCpus))
+        reject("mask", text, "sets a CPU above " + std::to_string(kMaxCpus - 1));
+      set.insert(static_cast<int>(cpu));
+    }
   }
   return set;
 }
 
 CpuSet CpuSet::from_cpu_set(const cpu_set_t* native, std::size_t set_size_bytes) {
   CpuSet set;
-  const int max = static_cast<int>(set_size_bytes * 8);
-  for (int cpu = 0; cpu < max; ++cpu)
-    if (CPU_ISSET_S(static_cast<std::size_t>(cpu), set_size_bytes, native)) set.insert(cpu);
+  if (!native) return set;
+  const std::size_t bits = std::min(set_size_bytes * 8, static_cast<std::size_t>(kMaxCpus));
+  for (std::size_t cpu = 0; cpu < bits; ++cpu)
+    if (CPU_ISSET_S(cpu, set_size_bytes, native)) set.insert(static_cast<int>(cpu));
   return set;
 }
 
 void CpuSet::insert(int cpu) {
-  if (cpu < 0 || cpu >= kMaxCpu) throw std::invalid_argument("CPU id out of range: " + std::to_string(cpu));
-  if (static_cast<std::size_t>(cpu) >= bits_.size()) bits_.resize(static_cast<std::size_t>(cpu) + 1);
-  bits_[static_cast<std::size_t>(cpu)] = true;
+  if (cpu < 0 || cpu >= kMaxCpus)
+    throw std::invalid_argument("CPU id " + std::to_string(cpu) + " is out of range 0-" + std::to_string(kMaxCpus - 1));
+  const auto word = static_cast<std::size_t>(cpu / kWordBits);
+  if (word >= words_.size()) words_.resize(word + 1, 0);
+  words_[word] |= std::uint64_t{1} << (cpu % kWordBits);
 }
 
 bool CpuSet::contains(int cpu) const {
-  return cpu >= 0 && static_cast<std::size_t>(cpu) < bits_.size() && bits_[static_cast<std::size_t>(cpu)];
+  if (cpu < 0) return false;
+  const auto word = static_cast<std::size_t>(cpu / kWordBits);
+  return word < words_.size() && (words_[word] >> (cpu % kWordBits)) & 1U;
 }
 
 int CpuSet::count() const {
-  int n = 0;
-  for (bool b : bits_) n += b ? 1 : 0;
-  return n;
+  int total = 0;
+  for (std::uint64_t word : words_) total += std::popcount(word);
+  return total;
 }
 
 std::vector<int> CpuSet::cpus() const {
   std::vector<int> out;
-  for (std::size_t i = 0; i < bits_.size(); ++i)
-    if (bits_[i]) out.push_back(static_cast<int>(i));
+  out.reserve(static_cast<std::size_t>(count()));
+  for (std::size_t w = 0; w < words_.size(); ++w)
+    for (std::uint64_t bits = words_[w]; bits != 0; bits &= bits - 1)
+      out.push_back(static_cast<int>(w) * kWordBits + std::countr_zero(bits));
   return out;
 }
 
@@ -126,26 +150,44 @@ std::string CpuSet::to_list() const {
   return out;
 }
 
+std::string CpuSet::to_hex_mask() const {
+  if (words_.empty()) return "0";
+  std::string out;
+  char group[16];
+  for (std::size_t g = words_.size() * 2; g-- > 0;) {
+    const auto value = static_cast<std::uint32_t>(words_[g / 2] >> (32 * (g % 2)));
+    if (out.empty() && value == 0) continue;  // no leading zero groups
+    std::snprintf(group, sizeof group, out.empty() ? "%x" : ",%08x", value);
+    out += group;
+  }
+  return out;
+}
+
 CpuSet CpuSet::operator|(const CpuSet& other) const {
-  CpuSet out = *this;
-  for (int cpu : other.cpus()) out.insert(cpu);
+  CpuSet out = words_.size() >= other.words_.size() ? *this : other;
+  const CpuSet& smaller = words_.size() >= other.words_.size() ? other : *this;
+  for (std::size_t w = 0; w < smaller.words_.size(); ++w) out.words_[w] |= smaller.words_[w];
   return out;
 }
 
 CpuSet CpuSet::operator&(const CpuSet& other) const {
   CpuSet out;
-  for (int cpu : cpus())
-    if (other.contains(cpu)) out.insert(cpu);
+  out.words_.resize(std::min(words_.size(), other.words_.size()));
+  for (std::size_t w = 0; w < out.words_.size(); ++w) out.words_[w] = words_[w] & other.words_[w];
+  out.trim();
   return out;
 }
 
-bool CpuSet::operator==(const CpuSet& other) const { return cpus() == other.cpus(); }
+void CpuSet::trim() {
+  while (!words_.empty() && words_.back() == 0) words_.pop_back();
+}
 
 void CpuSet::to_cpu_set(Native& out) const {
-  const int highest = bits_.empty() ? 0 : static_cast<int>(bits_.size());
-  const int capacity = highest < 1024 ? 1024 : highest;  // glibc's default size at least
+  const int highest = static_cast<int>(words_.size()) * kWordBits;
+  const int capacity = std::max(highest, 1024);  // glibc's fixed cpu_set_t size, at least
   if (out.set) CPU_FREE(out.set);
   out.set = CPU_ALLOC(capacity);
+  out.size = 0;
   if (!out.set) throw std::bad_alloc();
   out.size = CPU_ALLOC_SIZE(capacity);
   CPU_ZERO_S(out.size, out.set);

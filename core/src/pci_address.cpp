@@ -3,47 +3,50 @@
 #include <charconv>
 #include <cstdio>
 #include <stdexcept>
-#include <vector>
 
 namespace gpudirect {
 namespace {
 
-std::uint32_t parse_hex_field(std::string_view field, std::uint32_t max, std::string_view whole) {
+[[noreturn]] void reject(std::string_view text, std::string_view why) {
+  throw std::invalid_argument("invalid PCI address '" + std::string(text) + "' (" + std::string(why) +
+                              "): expected DOMAIN:BUS:DEVICE.FUNCTION or BUS:DEVICE.FUNCTION in hex, "
+                              "e.g. 0000:06:00.0");
+}
+
+// One hex field of 1..max_digits digits, at most max_value; nothing else (no sign, no 0x).
+std::uint32_t hex_field(std::string_view field, std::size_t max_digits, std::uint32_t max_value,
+                        std::string_view name, std::string_view text) {
+  if (field.empty() || field.size() > max_digits) reject(text, std::string(name) + " has the wrong number of digits");
   std::uint32_t value = 0;
   const char* end = field.data() + field.size();
-  auto [ptr, ec] = std::from_chars(field.data(), end, value, 16);
-  if (field.empty() || ec != std::errc{} || ptr != end || value > max)
-    throw std::invalid_argument("invalid PCI address '" + std::string(whole) +
-                                "': expected DOMAIN:BUS:DEVICE.FUNCTION in hex, e.g. 0000:06:00.0");
+  const auto [ptr, ec] = std::from_chars(field.data(), end, value, 16);
+  if (ec != std::errc{} || ptr != end) reject(text, std::string(name) + " is not hex");
+  if (value > max_value) reject(text, std::string(name) + " is out of range");
   return value;
 }
 
 }  // namespace
 
 PciAddress PciAddress::parse(std::string_view text) {
-  std::vector<std::string_view> parts;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i <= text.size(); ++i) {
-    if (i == text.size() || text[i] == ':') {
-      parts.push_back(text.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  if (parts.size() == 2) parts.insert(parts.begin(), std::string_view("0"));
-  if (parts.size() != 3) parse_hex_field("", 0, text);
-  const std::string_view dev_fn = parts[2];
-  const auto dot = dev_fn.find('.');
-  if (dot == std::string_view::npos) parse_hex_field("", 0, text);
+  const auto dot = text.rfind('.');
+  if (dot == std::string_view::npos) reject(text, "no '.' before the function");
+  const std::string_view head = text.substr(0, dot);  // [domain:]bus:device
+  const auto last_colon = head.rfind(':');
+  if (last_colon == std::string_view::npos) reject(text, "no ':' between bus and device");
+  const std::string_view bus_part = head.substr(0, last_colon);
+  const auto first_colon = bus_part.rfind(':');
   PciAddress address;
-  address.domain = parse_hex_field(parts[0], 0xffff, text);
-  address.bus = parse_hex_field(parts[1], 0xff, text);
-  address.device = parse_hex_field(dev_fn.substr(0, dot), 0x1f, text);
-  address.function = parse_hex_field(dev_fn.substr(dot + 1), 0x7, text);
+  if (first_colon != std::string_view::npos)
+    address.domain = hex_field(bus_part.substr(0, first_colon), 8, 0xffffffffU, "domain", text);
+  address.bus = hex_field(bus_part.substr(first_colon == std::string_view::npos ? 0 : first_colon + 1), 2, 0xff,
+                          "bus", text);
+  address.device = hex_field(head.substr(last_colon + 1), 2, 0x1f, "device", text);
+  address.function = hex_field(text.substr(dot + 1), 1, 0x7, "function", text);
   return address;
 }
 
 std::string PciAddress::to_string() const {
-  char buffer[16];
+  char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%04x:%02x:%02x.%x", domain, bus, device, function);
   return buffer;
 }

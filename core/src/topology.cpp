@@ -1,55 +1,67 @@
+// What every topology source shares: the PCIe-switch distance, device classes, the final checks,
+// and the file sniffer that picks the reader.
 #include "gpudirect/topology.hpp"
+
 #include "gpudirect/topology_sources.hpp"
+#include "topology_xml.hpp"
 
 #include <algorithm>
-#include <fstream>
 
 namespace gpudirect {
 
 int shared_switch_depth(const std::vector<PciAddress>& a, const std::vector<PciAddress>& b) {
-  int depth = 0;
-  while (static_cast<std::size_t>(depth) < a.size() && static_cast<std::size_t>(depth) < b.size() &&
-         a[static_cast<std::size_t>(depth)] == b[static_cast<std::size_t>(depth)])
-    ++depth;
-  return depth;
+  const auto [a_end, b_end] = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
+  return static_cast<int>(a_end - a.begin());
 }
 
 bool is_gpu_class(unsigned pci_class, unsigned vendor) {
-  const bool display = pci_class == 0x0300 || pci_class == 0x0302;
-  return display && (vendor == 0x10de || vendor == 0x1002);
+  const bool display = pci_class == 0x0300 || pci_class == 0x0302;  // VGA or 3D controller
+  return display && (vendor == 0x10de || vendor == 0x1002);          // NVIDIA or AMD
 }
 
 bool is_network_class(unsigned pci_class) { return (pci_class >> 8) == 0x02; }
 
 void finalize_topology(Topology& topology) {
-  auto by_address = [](const auto& x, const auto& y) { return x.address < y.address; };
+  const auto by_address = [](const auto& x, const auto& y) { return x.address < y.address; };
   std::sort(topology.gpus.begin(), topology.gpus.end(), by_address);
   std::sort(topology.nics.begin(), topology.nics.end(), by_address);
-  for (std::size_t i = 1; i < topology.gpus.size(); ++i)
-    if (topology.gpus[i].address == topology.gpus[i - 1].address)
-      throw TopologyError(topology.source + ": GPU " + topology.gpus[i].address.to_string() + " listed twice");
+  const auto check_unique = [&](const auto& devices, const char* kind) {
+    for (std::size_t i = 1; i < devices.size(); ++i)
+      if (devices[i].address == devices[i - 1].address)
+        throw TopologyError(topology.source + ": " + kind + " " + devices[i].address.to_string() +
+                            " is listed twice");
+  };
+  check_unique(topology.gpus, "GPU");
+  check_unique(topology.nics, "NIC");
   for (const Gpu& gpu : topology.gpus) topology.all_cpus = topology.all_cpus | gpu.local_cpus;
   for (const Nic& nic : topology.nics) topology.all_cpus = topology.all_cpus | nic.local_cpus;
 }
 
+Topology load_hwloc_xml(const std::string& path) {
+  const std::string bytes = topology_xml::read_file(path);
+  const auto doc = topology_xml::parse(path, bytes);
+  if (!topology_xml::is_element(xmlDocGetRootElement(doc.get()), "topology"))
+    throw TopologyError(path + ": not hwloc XML (the root element is not <topology>)");
+  return topology_xml::read_hwloc(path, bytes, *doc);
+}
+
+Topology load_nccl_topology_xml(const std::string& path) {
+  const std::string bytes = topology_xml::read_file(path);
+  const auto doc = topology_xml::parse(path, bytes);
+  if (!topology_xml::is_element(xmlDocGetRootElement(doc.get()), "system"))
+    throw TopologyError(path + ": not NCCL topology XML (the root element is not <system>)");
+  return topology_xml::read_nccl(path, *doc);
+}
+
 Topology load_topology_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw TopologyError("cannot read topology file " + path + ": check topology= in plugstack.conf");
-  std::string head(4096, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<std::size_t>(in.gcount()));
-  // The first element after the XML declaration, comments and doctype decides.
-  std::size_t pos = 0;
-  while ((pos = head.find('<', pos)) != std::string::npos) {
-    const char next = pos + 1 < head.size() ? head[pos + 1] : '\0';
-    if (next == '?' || next == '!') { ++pos; continue; }
-    break;
-  }
-  if (pos != std::string::npos) {
-    if (head.compare(pos, 9, "<topology") == 0) return load_hwloc_xml(path);
-    if (head.compare(pos, 7, "<system") == 0) return load_nccl_topology_xml(path);
-  }
-  throw TopologyError(path + ": not a topology file (expected an hwloc XML <topology> or an NCCL <system> root)");
+  const std::string bytes = topology_xml::read_file(path);
+  const auto doc = topology_xml::parse(path, bytes);
+  const xmlNode* root = xmlDocGetRootElement(doc.get());
+  if (topology_xml::is_element(root, "topology")) return topology_xml::read_hwloc(path, bytes, *doc);
+  if (topology_xml::is_element(root, "system")) return topology_xml::read_nccl(path, *doc);
+  throw TopologyError(path + ": the root element <" + std::string(reinterpret_cast<const char*>(root->name)) +
+                      "> is neither hwloc's <topology> nor NCCL's <system>; write the file with "
+                      "`lstopo --of xml` or NCCL_TOPO_DUMP_FILE");
 }
 
 }  // namespace gpudirect

@@ -1,81 +1,70 @@
 // Topology from hwloc: live discovery or an hwloc XML file, one code path for both.
 #include "gpudirect/topology_sources.hpp"
+#include "topology_xml.hpp"
 
 #include <hwloc.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <memory>
+#include <stdexcept>
 
 namespace gpudirect {
 namespace {
 
-struct TopologyDeleter {
-  void operator()(hwloc_topology_t t) const { hwloc_topology_destroy(t); }
+struct TopologyDestroy {
+  void operator()(hwloc_topology_t topology) const { hwloc_topology_destroy(topology); }
 };
-using HwlocTopology = std::unique_ptr<hwloc_topology, TopologyDeleter>;
+using HwlocTopology = std::unique_ptr<hwloc_topology, TopologyDestroy>;
 
 CpuSet to_cpuset(hwloc_const_bitmap_t bitmap) {
   CpuSet set;
-  if (!bitmap) return set;
+  if (!bitmap || hwloc_bitmap_weight(bitmap) < 0) return set;  // weight -1: infinite set, never a real cpuset
   for (int cpu = hwloc_bitmap_first(bitmap); cpu >= 0; cpu = hwloc_bitmap_next(bitmap, cpu)) set.insert(cpu);
   return set;
 }
 
-PciAddress address_of(hwloc_obj_t obj) {
-  const auto& pci = obj->attr->pcidev;
+PciAddress to_address(const hwloc_obj_attr_u::hwloc_pcidev_attr_s& pci) {
   return PciAddress{pci.domain, pci.bus, pci.dev, pci.func};
 }
 
-// PCI-to-PCI bridges from the host bridge down to the device's parent.
-std::vector<PciAddress> switch_path_of(hwloc_obj_t obj) {
+// PCI-to-PCI bridges from below the host bridge down to the device's parent.
+std::vector<PciAddress> switch_path_of(hwloc_obj_t device) {
   std::vector<PciAddress> path;
-  for (hwloc_obj_t parent = obj->parent; parent && parent->type == HWLOC_OBJ_BRIDGE; parent = parent->parent) {
-    if (parent->attr->bridge.upstream_type != HWLOC_OBJ_BRIDGE_PCI) break;  // host bridge: the root
-    path.push_back(address_of(parent));
+  for (hwloc_obj_t parent = device->parent; parent && parent->type == HWLOC_OBJ_BRIDGE; parent = parent->parent) {
+    if (parent->attr->bridge.upstream_type != HWLOC_OBJ_BRIDGE_PCI) break;  // the host bridge: the root
+    path.push_back(to_address(parent->attr->bridge.upstream.pci));
   }
   std::reverse(path.begin(), path.end());
   return path;
 }
 
-void locality(hwloc_topology_t topo, hwloc_obj_t obj, int& numa, CpuSet& cpus) {
-  hwloc_obj_t anchor = hwloc_get_non_io_ancestor_obj(topo, obj);
+// CPUs of the nearest non-I/O ancestor (package, group, machine) and its NUMA node when it has one.
+void set_locality(hwloc_topology_t topology, hwloc_obj_t device, int& numa_node, CpuSet& cpus) {
+  hwloc_obj_t anchor = hwloc_get_non_io_ancestor_obj(topology, device);
   if (!anchor) return;
   cpus = to_cpuset(anchor->cpuset);
-  if (anchor->nodeset && hwloc_bitmap_weight(anchor->nodeset) == 1) numa = hwloc_bitmap_first(anchor->nodeset);
+  if (anchor->nodeset && hwloc_bitmap_weight(anchor->nodeset) == 1) numa_node = hwloc_bitmap_first(anchor->nodeset);
 }
 
-Topology load(const char* xml_path) {
-  hwloc_topology_t raw = nullptr;
-  if (hwloc_topology_init(&raw) != 0) throw TopologyError("hwloc_topology_init failed");
-  HwlocTopology topo(raw);
-  const std::string source = xml_path ? std::string("hwloc-xml:") + xml_path : "hwloc";
-  // hwloc drops I/O objects unless asked: we need PCI devices, bridges and OS devices.
-  hwloc_topology_set_io_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_ALL);
-  if (xml_path && hwloc_topology_set_xml(raw, xml_path) != 0)
-    throw TopologyError(std::string(xml_path) + ": not a valid hwloc XML topology");
-  if (hwloc_topology_load(raw) != 0)
-    throw TopologyError(xml_path ? std::string(xml_path) + ": hwloc could not load this XML topology"
-                                 : std::string("hwloc could not discover this node's topology"));
-
+Topology collect(hwloc_topology_t raw, std::string source) {
   Topology topology;
-  topology.source = source;
+  topology.source = std::move(source);
   topology.all_cpus = to_cpuset(hwloc_topology_get_topology_cpuset(raw));
   for (hwloc_obj_t obj = hwloc_get_next_pcidev(raw, nullptr); obj; obj = hwloc_get_next_pcidev(raw, obj)) {
-    const auto& pci = obj->attr->pcidev;
+    const hwloc_obj_attr_u::hwloc_pcidev_attr_s& pci = obj->attr->pcidev;
     if (is_gpu_class(pci.class_id, pci.vendor_id)) {
       Gpu gpu;
-      gpu.address = address_of(obj);
+      gpu.address = to_address(pci);
       gpu.vendor = pci.vendor_id == 0x10de ? GpuVendor::nvidia : GpuVendor::amd;
       gpu.device_id = pci.device_id;
       gpu.switch_path = switch_path_of(obj);
-      locality(raw, obj, gpu.numa_node, gpu.local_cpus);
+      set_locality(raw, obj, gpu.numa_node, gpu.local_cpus);
       topology.gpus.push_back(std::move(gpu));
     } else if (is_network_class(pci.class_id)) {
       Nic nic;
-      nic.address = address_of(obj);
+      nic.address = to_address(pci);
       nic.switch_path = switch_path_of(obj);
-      locality(raw, obj, nic.numa_node, nic.local_cpus);
+      set_locality(raw, obj, nic.numa_node, nic.local_cpus);
       for (hwloc_obj_t child = obj->io_first_child; child; child = child->next_sibling) {
         if (child->type != HWLOC_OBJ_OS_DEVICE || !child->name) continue;
         if (child->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK && nic.interface_name.empty())
@@ -90,10 +79,78 @@ Topology load(const char* xml_path) {
   return topology;
 }
 
+HwlocTopology new_topology(const std::string& what) {
+  hwloc_topology_t raw = nullptr;
+  if (hwloc_topology_init(&raw) != 0) throw TopologyError(what + ": hwloc_topology_init failed (out of memory?)");
+  HwlocTopology topology(raw);
+  // hwloc drops I/O objects unless asked: we need PCI devices, bridges and OS devices.
+  hwloc_topology_set_io_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_ALL);
+  return topology;
+}
+
+// hwloc accepts a PCI object without pci_busid as 0000:00:00.0; catch such files before it does.
+void check_hwloc_objects(const std::string& path, const xmlNode* node) {
+  for (; node; node = node->next) {
+    if (!topology_xml::is_element(node, "object")) continue;
+    const auto type = topology_xml::attribute(node, "type");
+    const std::string where = path + ": line " + std::to_string(xmlGetLineNo(node)) + ": ";
+    if (!type) throw TopologyError(where + "an <object> has no type attribute");
+    const auto bridge_type = topology_xml::attribute(node, "bridge_type");
+    const bool pci_object = *type == "PCIDev" || (*type == "Bridge" && bridge_type && !bridge_type->starts_with("0-"));
+    if (pci_object) {
+      const auto busid = topology_xml::attribute(node, "pci_busid");
+      if (!busid) throw TopologyError(where + "a " + *type + " object has no pci_busid attribute");
+      try {
+        (void)PciAddress::parse(*busid);
+      } catch (const std::invalid_argument& e) {
+        throw TopologyError(where + e.what());
+      }
+      if (!topology_xml::attribute(node, "pci_type"))
+        throw TopologyError(where + "PCI object " + *busid + " has no pci_type attribute");
+    }
+    if (*type == "OSDev" && !topology_xml::attribute(node, "name"))
+      throw TopologyError(where + "an OSDev object has no name attribute");
+    check_hwloc_objects(path, node->children);
+  }
+}
+
+// hwloc loads its discovery plugins (hwloc_pci, and with it libpciaccess) with the first topology
+// and unloads them with the last; every unload loses the ~1 KB libpciaccess still holds (ASan
+// reports it). One handle kept for the life of the process keeps them loaded, so repeated
+// discoveries neither leak nor reload plugins.
+void keep_hwloc_plugins_loaded() {
+  static const hwloc_topology_t pin = [] {
+    hwloc_topology_t topology = nullptr;
+    return hwloc_topology_init(&topology) == 0 ? topology : nullptr;
+  }();
+  (void)pin;
+}
+
 }  // namespace
 
-Topology load_live_topology() { return load(nullptr); }
+namespace topology_xml {
 
-Topology load_hwloc_xml(const std::string& path) { return load(path.c_str()); }
+Topology read_hwloc(const std::string& path, const std::string& bytes, const xmlDoc& doc) {
+  check_hwloc_objects(path, xmlDocGetRootElement(&doc)->children);
+  HwlocTopology topology = new_topology(path);
+  // hwloc wants the length including the terminating NUL, which std::string guarantees.
+  if (hwloc_topology_set_xmlbuffer(topology.get(), bytes.c_str(), static_cast<int>(bytes.size() + 1)) != 0)
+    throw TopologyError(path + ": hwloc cannot read XML (its XML support is missing?)");
+  if (hwloc_topology_load(topology.get()) != 0)
+    throw TopologyError(path + ": hwloc rejected this XML topology; check it with `lstopo --input " + path + "`");
+  return collect(topology.get(), "hwloc-xml:" + path);
+}
+
+}  // namespace topology_xml
+
+Topology load_live_topology() {
+  keep_hwloc_plugins_loaded();
+  HwlocTopology topology = new_topology("live topology");
+  // The GPUs' local CPUs are a fact of the machine: keep CPUs this process's cgroup may not use.
+  hwloc_topology_set_flags(topology.get(), HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+  if (hwloc_topology_load(topology.get()) != 0)
+    throw TopologyError("hwloc could not discover this node's topology; set topology=FILE to use a saved one");
+  return collect(topology.get(), "hwloc");
+}
 
 }  // namespace gpudirect

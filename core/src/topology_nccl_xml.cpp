@@ -1,143 +1,166 @@
-// Topology from an NCCL topology XML file (NCCL_TOPO_FILE format):
-//   <system><cpu numaid="0" affinity="ffff,..."><pci busid=".." class="0x060400">
-//     <pci busid=".." class="0x030200" vendor="0x10de" device="0x2330"><gpu .../></pci>
-//     <pci busid=".." class="0x020000"><nic><net name="enp6s0" .../></nic></pci></pci></cpu></system>
+// Topology from an NCCL topology XML file (the NCCL_TOPO_FILE format):
+//   <system version="1">
+//     <cpu numaid="0" affinity="ffffffff,ffffffff" ...>            one per NUMA node
+//       <pci busid="0000:02:00.0" class="0x060400" ...>            a PCIe switch (nested for deeper ones)
+//         <pci busid="0000:04:00.0" class="0x030200" vendor="0x10de" device="0x2330"><gpu dev="0"/></pci>
+//         <pci busid="0000:06:00.0" class="0x020000"><nic><net name="enp6s0"/></nic></pci>
+// NCCL writes one <pci> per switch, so switch_path here is the chain of enclosing <pci> elements.
 #include "gpudirect/topology_sources.hpp"
+#include "topology_xml.hpp"
 
-#include <libxml/parser.h>
-#include <libxml/tree.h>
-
-#include <cstring>
-#include <memory>
-#include <optional>
+#include <algorithm>
+#include <charconv>
+#include <regex>
 
 namespace gpudirect {
 namespace {
 
-struct DocDeleter {
-  void operator()(xmlDoc* doc) const { xmlFreeDoc(doc); }
-};
+using topology_xml::attribute;
+using topology_xml::is_element;
 
-std::optional<std::string> attribute(xmlNode* node, const char* name) {
-  xmlChar* value = xmlGetProp(node, reinterpret_cast<const xmlChar*>(name));
-  if (!value) return std::nullopt;
-  std::string out(reinterpret_cast<const char*>(value));
-  xmlFree(value);
-  return out;
+// What NCCL's net plugins name a NIC: the RDMA device (mlx5_0, efa_0, rdmap16s27, bnxt_re0, irdma0,
+// rocep12s0) for IB/EFA/RoCE, the netdev (enp6s0, eth1, ib0) for sockets. InfiniBand controllers
+// (class 0x0207) and Amazon EFA (vendor 0x1d0f with an RDMA-style name) are RDMA devices whatever the name.
+bool is_rdma_name(const std::string& name, unsigned pci_class, unsigned vendor) {
+  if (pci_class == 0x0207) return true;
+  static const std::regex driver_index("[a-z][a-z0-9]*_[0-9]+");  // mlx5_0, efa_0, hfi1_0, erdma_0
+  static const std::regex udev_rdma("(rdmap|rocep|roceo|ibp|bnxt_re|irdma|qedr)[0-9a-z]*");
+  if (std::regex_match(name, driver_index) || std::regex_match(name, udev_rdma)) return true;
+  return vendor == 0x1d0f && name.starts_with("efa");
 }
 
-bool is_element(xmlNode* node, const char* name) {
-  return node->type == XML_ELEMENT_NODE && std::strcmp(reinterpret_cast<const char*>(node->name), name) == 0;
-}
-
-// RDMA device names (mlx5_0, efa_0, rdmap16s27, bnxt_re0, irdma0) versus netdev names (eth1, ib0).
-bool looks_like_rdma_device(const std::string& name) {
-  return name.find('_') != std::string::npos || name.starts_with("rdmap") || name.starts_with("bnxt_re") ||
-         name.starts_with("irdma");
-}
-
-class Reader {
+class NcclReader {
  public:
-  explicit Reader(std::string path) : path_(std::move(path)) { topology_.source = "nccl-xml:" + path_; }
+  explicit NcclReader(const std::string& path) : path_(path) { topology_.source = "nccl-xml:" + path; }
 
-  Topology read() {
-    std::unique_ptr<xmlDoc, DocDeleter> doc(
-        xmlReadFile(path_.c_str(), nullptr, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING));
-    if (!doc) fail("not well-formed XML (truncated or not XML)");
-    xmlNode* root = xmlDocGetRootElement(doc.get());
-    if (!root || !is_element(root, "system")) fail("root element must be <system>");
-    visit_children(root, -1, CpuSet{}, {});
+  Topology read(const xmlDoc& doc) {
+    const xmlNode* root = xmlDocGetRootElement(&doc);
+    bool saw_cpu = false;
+    for (const xmlNode* node = root->children; node; node = node->next) {
+      if (is_element(node, "cpu")) {
+        read_cpu(node);
+        saw_cpu = true;
+      } else {
+        reject_misplaced_devices(node, "<system>");
+      }
+    }
+    if (!saw_cpu) fail(root, "<system> has no <cpu> element; NCCL topology files list devices per <cpu numaid=...>");
     finalize_topology(topology_);
     return std::move(topology_);
   }
 
  private:
-  [[noreturn]] void fail(const std::string& why) const { throw TopologyError(path_ + ": " + why); }
+  struct Place {  // where a device hangs: its NUMA node's CPUs and the switches above it
+    int numa_node = -1;
+    CpuSet cpus;
+    std::vector<PciAddress> switches;
+  };
 
-  unsigned parse_number(xmlNode* node, const char* name, unsigned fallback) const {
+  [[noreturn]] void fail(const xmlNode* node, const std::string& why) const {
+    throw TopologyError(path_ + ": line " + std::to_string(xmlGetLineNo(node)) + ": " + why);
+  }
+
+  // NCCL writes numbers as hex with 0x (class, vendor) or decimal (numaid).
+  std::optional<unsigned> number(const xmlNode* node, const char* name) const {
     const auto text = attribute(node, name);
-    if (!text) return fallback;
+    if (!text) return std::nullopt;
+    std::string_view digits = *text;
+    int base = 10;
+    if (digits.starts_with("0x") || digits.starts_with("0X")) {
+      digits.remove_prefix(2);
+      base = 16;
+    }
+    unsigned value = 0;
+    const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value, base);
+    if (digits.empty() || ec != std::errc{} || ptr != digits.data() + digits.size())
+      fail(node, std::string("attribute ") + name + "=\"" + *text + "\" is not a number");
+    return value;
+  }
+
+  void read_cpu(const xmlNode* cpu) {
+    Place place;
+    if (const auto numa = number(cpu, "numaid")) {
+      if (*numa > 0xffff) fail(cpu, "<cpu numaid=\"" + std::to_string(*numa) + "\"> is not a NUMA node number");
+      place.numa_node = static_cast<int>(*numa);
+    }
+    const auto affinity = attribute(cpu, "affinity");
+    if (!affinity)
+      fail(cpu, "<cpu> has no affinity attribute; add the NUMA node's CPU mask, e.g. affinity=\"ffffffff,ffffffff\"");
     try {
-      std::size_t used = 0;
-      const unsigned long value = std::stoul(*text, &used, 0);
-      if (used != text->size() || value > 0xffffffffUL) throw std::invalid_argument("trailing");
-      return static_cast<unsigned>(value);
-    } catch (const std::exception&) {
-      fail(std::string("attribute ") + name + "=\"" + *text + "\" is not a number");
+      place.cpus = CpuSet::parse_hex_mask(*affinity);
+    } catch (const std::invalid_argument& e) {
+      fail(cpu, std::string("<cpu affinity> is not a CPU mask: ") + e.what());
+    }
+    topology_.all_cpus = topology_.all_cpus | place.cpus;
+    for (const xmlNode* node = cpu->children; node; node = node->next) {
+      if (is_element(node, "pci"))
+        read_pci(node, place);
+      else
+        reject_misplaced_devices(node, "<cpu>");
     }
   }
 
-  void visit_children(xmlNode* parent, int numa, const CpuSet& cpus, const std::vector<PciAddress>& path) {
-    for (xmlNode* child = parent->children; child; child = child->next) visit(child, numa, cpus, path);
+  // A <gpu> or <nic> outside a <pci busid=...> has no address we could bind by.
+  void reject_misplaced_devices(const xmlNode* node, const char* parent) const {
+    if (is_element(node, "gpu") || is_element(node, "nic"))
+      fail(node, std::string("<") + reinterpret_cast<const char*>(node->name) + "> directly inside " + parent +
+                     " has no PCI bus id; wrap it in <pci busid=\"DDDD:BB:DD.F\" ...>");
+    if (is_element(node, "pci")) fail(node, std::string("<pci> inside ") + parent + " is outside any <cpu>");
   }
 
-  void visit(xmlNode* node, int numa, const CpuSet& cpus, const std::vector<PciAddress>& path) {
-    if (is_element(node, "cpu")) {
-      const int numa_id = static_cast<int>(parse_number(node, "numaid", static_cast<unsigned>(-1)));
-      CpuSet local;
-      if (const auto affinity = attribute(node, "affinity")) {
-        try {
-          local = CpuSet::parse_hex_mask(*affinity);
-        } catch (const std::invalid_argument&) {
-          fail("<cpu affinity=\"" + *affinity + "\"> is not a hex CPU mask");
-        }
-      }
-      visit_children(node, numa_id, local, {});
-    } else if (is_element(node, "pci")) {
-      visit_pci(node, numa, cpus, path);
-    } else if (node->type == XML_ELEMENT_NODE) {
-      visit_children(node, numa, cpus, path);
-    }
-  }
-
-  void visit_pci(xmlNode* node, int numa, const CpuSet& cpus, const std::vector<PciAddress>& path) {
+  void read_pci(const xmlNode* node, const Place& place) {
     const auto busid = attribute(node, "busid");
-    if (!busid) fail("a <pci> element has no busid attribute");
+    if (!busid) fail(node, "a <pci> element has no busid attribute");
     PciAddress address;
     try {
       address = PciAddress::parse(*busid);
     } catch (const std::invalid_argument& e) {
-      fail(e.what());
+      fail(node, e.what());
     }
-    unsigned pci_class = parse_number(node, "class", 0);
+    unsigned pci_class = number(node, "class").value_or(0);
     if (pci_class > 0xffff) pci_class >>= 8;  // NCCL writes the 24-bit class code (0x030200)
-    const unsigned vendor = parse_number(node, "vendor", 0);
+    const unsigned vendor = number(node, "vendor").value_or(0);
 
-    xmlNode* gpu_element = nullptr;
-    xmlNode* nic_element = nullptr;
-    for (xmlNode* child = node->children; child; child = child->next) {
+    const xmlNode* gpu_element = nullptr;
+    const xmlNode* nic_element = nullptr;
+    bool has_pci_children = false;
+    for (const xmlNode* child = node->children; child; child = child->next) {
       if (is_element(child, "gpu")) gpu_element = child;
       if (is_element(child, "nic")) nic_element = child;
+      if (is_element(child, "pci")) has_pci_children = true;
     }
+    // A display device without a vendor is a GPU when NCCL marked it <gpu>; an ASPEED BMC VGA is not.
     if (gpu_element || is_gpu_class(pci_class, vendor)) {
       Gpu gpu;
       gpu.address = address;
       gpu.vendor = vendor == 0x1002 ? GpuVendor::amd : GpuVendor::nvidia;
-      gpu.device_id = parse_number(node, "device", 0);
-      gpu.numa_node = numa;
-      gpu.local_cpus = cpus;
-      gpu.switch_path = path;
+      gpu.device_id = number(node, "device").value_or(0);
+      gpu.numa_node = place.numa_node;
+      gpu.local_cpus = place.cpus;
+      gpu.switch_path = place.switches;
       topology_.gpus.push_back(std::move(gpu));
     } else if (nic_element || is_network_class(pci_class)) {
       Nic nic;
       nic.address = address;
-      nic.numa_node = numa;
-      nic.local_cpus = cpus;
-      nic.switch_path = path;
+      nic.numa_node = place.numa_node;
+      nic.local_cpus = place.cpus;
+      nic.switch_path = place.switches;
       if (nic_element)
-        for (xmlNode* net = nic_element->children; net; net = net->next) {
+        for (const xmlNode* net = nic_element->children; net; net = net->next) {
           if (!is_element(net, "net")) continue;
           const auto name = attribute(net, "name");
-          if (!name) continue;
-          std::string& slot = looks_like_rdma_device(*name) ? nic.rdma_device : nic.interface_name;
+          if (!name || name->empty()) fail(net, "<net> has no name attribute");
+          std::string& slot = is_rdma_name(*name, pci_class, vendor) ? nic.rdma_device : nic.interface_name;
           if (slot.empty()) slot = *name;
         }
       topology_.nics.push_back(std::move(nic));
-    } else {
-      std::vector<PciAddress> below = path;
-      below.push_back(address);  // a bridge or switch port: everything inside hangs below it
-      visit_children(node, numa, cpus, below);
+    } else if (has_pci_children) {  // a switch or bridge: what is inside hangs below it
+      Place below = place;
+      below.switches.push_back(address);
+      for (const xmlNode* child = node->children; child; child = child->next)
+        if (is_element(child, "pci")) read_pci(child, below);
     }
+    // Anything else (NVSwitch, BMC VGA, storage) is neither GPU nor NIC and does not matter here.
   }
 
   std::string path_;
@@ -146,6 +169,10 @@ class Reader {
 
 }  // namespace
 
-Topology load_nccl_topology_xml(const std::string& path) { return Reader(path).read(); }
+namespace topology_xml {
+
+Topology read_nccl(const std::string& path, const xmlDoc& doc) { return NcclReader(path).read(doc); }
+
+}  // namespace topology_xml
 
 }  // namespace gpudirect

@@ -61,3 +61,37 @@ TEST_CASE("bad GPU variables are clear errors", "[gpu_selection]") {
   none.gpu_count = 0;
   CHECK(select_task_gpus(none).empty());
 }
+
+TEST_CASE("GPU selection: results are in bus order, Slurm's order does not matter", "[gpu_selection]") {
+  CHECK(select_task_gpus(input("", "3,1", 0, 1)) == V{1, 3});
+  CHECK(select_task_gpus(input("7,6,5,4", std::nullopt, 0, 2)) == V{4, 5});
+  CHECK(select_task_gpus(input(" 0, 1 ", std::nullopt, 1, 2)) == V{1});
+}
+
+TEST_CASE("GPU selection: uneven splits and more tasks than GPUs", "[gpu_selection]") {
+  // 8 GPUs over 3 tasks: blocks of 2, 3, 3 (contiguous, nothing shared, nothing left over).
+  CHECK(select_task_gpus(input("", std::nullopt, 0, 3)) == V{0, 1});
+  CHECK(select_task_gpus(input("", std::nullopt, 1, 3)) == V{2, 3, 4});
+  CHECK(select_task_gpus(input("", std::nullopt, 2, 3)) == V{5, 6, 7});
+  // 2 step GPUs, 4 tasks: round robin.
+  CHECK(select_task_gpus(input("6,7", std::nullopt, 2, 4)) == V{6});
+  CHECK(select_task_gpus(input("6,7", std::nullopt, 3, 4)) == V{7});
+}
+
+TEST_CASE("GPU selection: empty CUDA_VISIBLE_DEVICES counts as unset; NoDevFiles means none", "[gpu_selection]") {
+  CHECK(select_task_gpus(input("4,5", "", 1, 2)) == V{5});
+  CHECK(select_task_gpus(input("4,5", "NoDevFiles", 0, 1)).empty());
+}
+
+TEST_CASE("GPU selection: bad input names the variable", "[gpu_selection]") {
+  CHECK_THROWS_WITH(select_task_gpus(input("", "MIG-4f1c", 0, 1)), Catch::Contains("UUID") && Catch::Contains("by index"));
+  CHECK_THROWS_WITH(select_task_gpus(input("", "1,1", 0, 1)), Catch::Contains("lists GPU 1 twice"));
+  CHECK_THROWS_WITH(select_task_gpus(input("", "-1", 0, 1)), Catch::Contains("CUDA_VISIBLE_DEVICES=-1"));
+  CHECK_THROWS_WITH(select_task_gpus(input("0,a", std::nullopt, 0, 1)), Catch::Contains("SLURM_STEP_GPUS=0,a"));
+  CHECK_THROWS_WITH(select_task_gpus(input("", std::nullopt, 2, 2)), Catch::Contains("local rank 2 of 2"));
+  CHECK_THROWS_WITH(select_task_gpus(input("", std::nullopt, 0, 0)), Catch::Contains("local rank 0 of 0"));
+  CHECK_THROWS_WITH(select_task_gpus(input("8,9", std::nullopt, 0, 1)), Catch::Contains("GPU 8") && Catch::Contains("8 GPUs"));
+  GpuSelectionInput negative = input("", std::nullopt, 0, 1);
+  negative.gpu_count = -1;
+  CHECK_THROWS_AS(select_task_gpus(negative), std::invalid_argument);
+}

@@ -1,8 +1,11 @@
 #include <catch2/catch.hpp>
 
-#include "gpudirect/binding.hpp"
 #include "gpudirect/topology_sources.hpp"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 using namespace gpudirect;
@@ -11,151 +14,233 @@ namespace {
 
 std::string fixture(const std::string& name) { return std::string(GPUDIRECT_FIXTURE_DIR) + "/" + name; }
 
-std::vector<std::string> nic_names(const Topology& t, const std::vector<int>& nics) {
-  std::vector<std::string> out;
-  for (int n : nics) {
-    const Nic& nic = t.nics[static_cast<std::size_t>(n)];
-    out.push_back(nic.interface_name.empty() ? nic.rdma_device : nic.interface_name);
+// A file under the temp dir, removed when the test ends.
+class TempFile {
+ public:
+  TempFile(const std::string& name, const std::string& text)
+      : path_(std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "-" + name)) {
+    std::ofstream(path_) << text;
   }
+  ~TempFile() { std::filesystem::remove(path_); }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  std::string path() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+std::vector<std::string> addresses(const auto& devices) {
+  std::vector<std::string> out;
+  for (const auto& d : devices) out.push_back(d.address.to_string());
   return out;
 }
 
-const std::vector<std::string> kA3MegaNics{"enp6s0", "enp7s0", "enp13s0", "enp14s0", "enp134s0", "enp135s0", "enp141s0", "enp142s0"};
+std::vector<std::string> path_text(const std::vector<PciAddress>& path) {
+  std::vector<std::string> out;
+  for (const auto& a : path) out.push_back(a.to_string());
+  return out;
+}
+
+const std::vector<std::string> kA3MegaGpus{"0000:04:00.0", "0000:05:00.0", "0000:0b:00.0", "0000:0c:00.0",
+                                           "0000:84:00.0", "0000:85:00.0", "0000:8b:00.0", "0000:8c:00.0"};
+const std::vector<std::string> kA3MegaNics{"enp0s12", "enp6s0",   "enp7s0",   "enp13s0", "enp14s0",
+                                           "enp134s0", "enp135s0", "enp141s0", "enp142s0"};
 
 }  // namespace
 
-TEST_CASE("A3 Mega: one NIC per GPU in bus order, control NIC outside the switches", "[topology][binding]") {
+TEST_CASE("A3 Mega in both forms: GPUs, NICs, NUMA nodes and CPUs", "[topology]") {
   for (const char* file : {"a3-megagpu-8g.xml", "a3-megagpu-8g.nccl.xml"}) {
     INFO(file);
     const Topology t = load_topology_file(fixture(file));
-    REQUIRE(t.gpus.size() == 8);
-    REQUIRE(t.nics.size() == 9);
-    CHECK(t.all_cpus.count() == 208);
-    const NodePlan plan = plan_node(t);
-    REQUIRE(plan.control_nic);
-    CHECK(t.nics[static_cast<std::size_t>(*plan.control_nic)].interface_name == "enp0s12");
-    CHECK(nic_names(t, plan.data_nics) == kA3MegaNics);
-    for (std::size_t g = 0; g < 8; ++g) {
-      CHECK(nic_names(t, plan.gpus[g].nics) == std::vector<std::string>{kA3MegaNics[g]});
-      CHECK_FALSE(plan.gpus[g].nic_fallback);
+    CHECK(addresses(t.gpus) == kA3MegaGpus);
+    std::vector<std::string> names;
+    for (const Nic& nic : t.nics) names.push_back(nic.interface_name);
+    CHECK(names == kA3MegaNics);
+    CHECK(addresses(t.nics).front() == "0000:00:0c.0");
+    CHECK(t.all_cpus.to_list() == "0-207");
+    for (std::size_t g = 0; g < t.gpus.size(); ++g) {
+      CHECK(t.gpus[g].vendor == GpuVendor::nvidia);
+      CHECK(t.gpus[g].device_id == 0x2330);
       CHECK(t.gpus[g].numa_node == (g < 4 ? 0 : 1));
       CHECK(t.gpus[g].local_cpus.to_list() == (g < 4 ? "0-51,104-155" : "52-103,156-207"));
-      CHECK(t.gpus[g].device_id == 0x2330);
+      CHECK_FALSE(t.gpus[g].switch_path.empty());
+    }
+    for (const Nic& nic : t.nics) CHECK(nic.rdma_device.empty());
+    CHECK(t.nics.front().switch_path.empty());  // the control NIC hangs on the root complex
+  }
+}
+
+TEST_CASE("switch paths: the hwloc chain of bridges, NCCL's one <pci> per switch", "[topology]") {
+  const Topology hw = load_hwloc_xml(fixture("a3-megagpu-8g.xml"));
+  // Root port, switch upstream port, then the GPU's own downstream port.
+  CHECK(path_text(hw.gpus[0].switch_path) == std::vector<std::string>{"0000:00:01.0", "0000:02:00.0", "0000:03:00.0"});
+  CHECK(path_text(hw.nics[1].switch_path) == std::vector<std::string>{"0000:00:01.0", "0000:02:00.0", "0000:03:02.0"});
+  CHECK(shared_switch_depth(hw.gpus[0].switch_path, hw.nics[1].switch_path) == 2);
+  CHECK(shared_switch_depth(hw.gpus[0].switch_path, hw.nics[3].switch_path) == 0);  // other switch
+  CHECK(hw.source == "hwloc-xml:" + fixture("a3-megagpu-8g.xml"));
+
+  const Topology nccl = load_nccl_topology_xml(fixture("a3-megagpu-8g.nccl.xml"));
+  CHECK(path_text(nccl.gpus[0].switch_path) == std::vector<std::string>{"0000:02:00.0"});
+  CHECK(shared_switch_depth(nccl.gpus[0].switch_path, nccl.nics[1].switch_path) == 1);
+  CHECK(nccl.source == "nccl-xml:" + fixture("a3-megagpu-8g.nccl.xml"));
+}
+
+TEST_CASE("shared_switch_depth counts the common bridges from the root", "[topology]") {
+  const auto a = PciAddress::parse("00:01.0"), b = PciAddress::parse("02:00.0"), c = PciAddress::parse("03:00.0"),
+             d = PciAddress::parse("03:01.0");
+  CHECK(shared_switch_depth({}, {}) == 0);
+  CHECK(shared_switch_depth({a, b, c}, {a, b, d}) == 2);
+  CHECK(shared_switch_depth({a, b}, {a, b, c}) == 2);
+  CHECK(shared_switch_depth({b, c}, {a, b, c}) == 0);  // same bridges at another depth do not count
+}
+
+TEST_CASE("A3 High, p5-like, ND-like and the 2-CPU local machine load in both forms", "[topology]") {
+  for (const char* machine : {"a3-highgpu-8g", "p5-like", "nd-h100-v5-like", "local-a3mega-2cpu"}) {
+    for (const char* form : {".xml", ".nccl.xml"}) {
+      const std::string file = std::string(machine) + form;
+      INFO(file);
+      const Topology t = load_topology_file(fixture(file));
+      CHECK(t.gpus.size() == 8);
+      const std::string m = machine;
+      if (m == "a3-highgpu-8g") {
+        CHECK(t.nics.size() == 5);
+        CHECK(addresses(t.gpus) == std::vector<std::string>{"0000:04:00.0", "0000:05:00.0", "0000:0a:00.0", "0000:0b:00.0",
+                                                            "0000:84:00.0", "0000:85:00.0", "0000:8a:00.0", "0000:8b:00.0"});
+        CHECK(t.all_cpus.count() == 208);
+      } else if (m == "p5-like") {
+        CHECK(t.nics.size() == 33);  // 32 EFA + the ENA NIC; the four NVSwitches are neither
+        CHECK(t.all_cpus.to_list() == "0-191");
+        CHECK(t.gpus[7].numa_node == 0);
+        for (std::size_t n = 1; n < t.nics.size(); ++n) {
+          CHECK(t.nics[n].rdma_device.starts_with("rdmap"));
+          CHECK(t.nics[n].interface_name.empty());  // EFA has no netdev
+        }
+      } else if (m == "nd-h100-v5-like") {
+        CHECK(t.nics.size() == 9);
+        CHECK(t.all_cpus.to_list() == "0-95");
+        CHECK(t.gpus[3].local_cpus.to_list() == "0-47");
+        CHECK(t.gpus[4].local_cpus.to_list() == "48-95");
+        CHECK(t.nics[1].rdma_device == "mlx5_0");
+        // hwloc sees the IPoIB netdev too; NCCL's file names only what its IB plugin uses.
+        CHECK(t.nics[1].interface_name == (std::string(form) == ".xml" ? "ib0" : ""));
+      } else {
+        CHECK(t.all_cpus.to_list() == "0-1");
+        CHECK(t.gpus[0].local_cpus.to_list() == "0");
+        CHECK(t.gpus[7].local_cpus.to_list() == "1");
+        CHECK(t.gpus[7].numa_node == 1);
+      }
     }
   }
 }
 
-TEST_CASE("A3 High: two GPUs share each NIC", "[topology][binding]") {
-  for (const char* file : {"a3-highgpu-8g.xml", "a3-highgpu-8g.nccl.xml"}) {
-    INFO(file);
-    const Topology t = load_topology_file(fixture(file));
-    const NodePlan plan = plan_node(t);
-    const std::vector<std::string> nics{"enp6s0", "enp12s0", "enp134s0", "enp140s0"};
-    for (std::size_t g = 0; g < 8; ++g) CHECK(nic_names(t, plan.gpus[g].nics) == std::vector<std::string>{nics[g / 2]});
-    CHECK(t.nics[static_cast<std::size_t>(*plan.control_nic)].interface_name == "enp0s12");
-  }
-}
-
-TEST_CASE("p5-like: four EFA devices per GPU", "[topology][binding]") {
-  for (const char* file : {"p5-like.xml", "p5-like.nccl.xml"}) {
-    INFO(file);
-    const Topology t = load_topology_file(fixture(file));
-    const NodePlan plan = plan_node(t);
-    REQUIRE(t.nics.size() == 33);
-    for (std::size_t g = 0; g < 8; ++g) {
-      const auto names = nic_names(t, plan.gpus[g].nics);
-      REQUIRE(names.size() == 4);
-      const int base = 0x10 + static_cast<int>(g) * 0x10;
-      for (int k = 0; k < 4; ++k) CHECK(names[static_cast<std::size_t>(k)] == "rdmap" + std::to_string(base + 2 + k) + "s0");
-    }
-  }
-}
-
-TEST_CASE("ND H100 v5-like: one IB HCA per GPU with its netdev", "[topology][binding]") {
-  for (const char* file : {"nd-h100-v5-like.xml", "nd-h100-v5-like.nccl.xml"}) {
-    INFO(file);
-    const Topology t = load_topology_file(fixture(file));
-    const NodePlan plan = plan_node(t);
-    for (std::size_t g = 0; g < 8; ++g) {
-      REQUIRE(plan.gpus[g].nics.size() == 1);
-      const Nic& nic = t.nics[static_cast<std::size_t>(plan.gpus[g].nics[0])];
-      CHECK(nic.rdma_device == "mlx5_" + std::to_string(g));
-      CHECK(nic.interface_name == "ib" + std::to_string(g));
-      CHECK(t.gpus[g].numa_node == (g < 4 ? 0 : 1));
-    }
-  }
-}
-
-TEST_CASE("hwloc XML and NCCL XML of one machine give the same plan", "[topology][binding]") {
-  for (const char* machine : {"a3-megagpu-8g", "a3-highgpu-8g", "p5-like", "nd-h100-v5-like", "local-a3mega-2cpu"}) {
-    INFO(machine);
-    const Topology a = load_topology_file(fixture(std::string(machine) + ".xml"));
-    const Topology b = load_topology_file(fixture(std::string(machine) + ".nccl.xml"));
-    REQUIRE(a.gpus.size() == b.gpus.size());
-    const NodePlan pa = plan_node(a), pb = plan_node(b);
-    for (std::size_t g = 0; g < a.gpus.size(); ++g) {
-      CHECK(a.gpus[g].address == b.gpus[g].address);
-      CHECK(a.gpus[g].local_cpus == b.gpus[g].local_cpus);
-      CHECK(nic_names(a, pa.gpus[g].nics) == nic_names(b, pb.gpus[g].nics));
-    }
-  }
-}
-
-TEST_CASE("a node without GPUs gives an empty plan, not an error", "[topology][binding]") {
+TEST_CASE("a node without GPUs is valid; non-NVIDIA/AMD display devices are not GPUs", "[topology]") {
   for (const char* file : {"gpu-less.xml", "gpu-less.nccl.xml"}) {
+    INFO(file);
     const Topology t = load_topology_file(fixture(file));
-    CHECK(t.gpus.empty());
-    const NodePlan plan = plan_node(t);
-    CHECK(plan.gpus.empty());
-    CHECK(plan.data_nics.empty());
+    CHECK(t.gpus.empty());  // the ASPEED BMC VGA (1a03:2000, class 0x0300) does not count
+    REQUIRE(t.nics.size() == 1);
+    CHECK(t.nics[0].interface_name == "eth0");
+    CHECK(t.nics[0].numa_node == 0);
+    CHECK(t.all_cpus.to_list() == "0-7");
   }
-}
-
-TEST_CASE("a GPU with no NIC on its switch falls back to a NIC on its NUMA node", "[binding]") {
-  Topology t = load_topology_file(fixture("a3-megagpu-8g.xml"));
-  // Move GPU 0 under a switch of its own: it now shares no switch with any NIC.
-  t.gpus[0].switch_path = {PciAddress::parse("0000:40:00.0")};
-  const NodePlan plan = plan_node(t);
-  REQUIRE(plan.gpus[0].nics.size() == 1);
-  CHECK(plan.gpus[0].nic_fallback);
-  CHECK(t.nics[static_cast<std::size_t>(plan.gpus[0].nics[0])].numa_node == 0);
-  CHECK_FALSE(plan.gpus[1].nic_fallback);
 }
 
 TEST_CASE("live topology loads on this machine", "[topology]") {
   const Topology t = load_live_topology();
-  CHECK(t.all_cpus.count() >= 1);
   CHECK(t.source == "hwloc");
+  CHECK(t.all_cpus.count() >= 1);
+  CHECK(t.all_cpus.count() >= static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+  for (const Gpu& gpu : t.gpus) CHECK(!gpu.local_cpus.empty());
+  for (const Nic& nic : t.nics) CHECK((nic.local_cpus & t.all_cpus) == nic.local_cpus);
 }
 
-TEST_CASE("malformed topology files are errors that name the file", "[topology]") {
-  for (const char* file : {"malformed-truncated.xml", "malformed-wrong-root.xml", "malformed-pci-no-busid.nccl.xml",
-                           "malformed-bad-affinity.nccl.xml", "malformed-truncated.nccl.xml", "malformed-bad-busid.nccl.xml",
-                           "does-not-exist.xml"}) {
+TEST_CASE("malformed topology files are TopologyErrors that name the file", "[topology]") {
+  const std::vector<std::pair<const char*, const char*>> cases{
+      {"malformed-truncated.xml", "not well-formed XML"},
+      {"malformed-truncated.nccl.xml", "not well-formed XML"},
+      {"malformed-not-xml.xml", "not well-formed XML"},
+      {"malformed-empty.xml", "empty"},
+      {"malformed-wrong-root.xml", "<inventory>"},
+      {"malformed-pcidev-no-busid.xml", "no pci_busid"},
+      {"malformed-pci-no-busid.nccl.xml", "no busid"},
+      {"malformed-bad-busid.nccl.xml", "invalid PCI address '0000:4g:00.0'"},
+      {"malformed-bad-affinity.nccl.xml", "invalid CPU mask 'zz,ffff'"},
+      {"malformed-cpu-no-affinity.nccl.xml", "no affinity"},
+      {"malformed-gpu-outside-pci.nccl.xml", "no PCI bus id"},
+      {"does-not-exist.xml", "cannot open"},
+  };
+  for (const auto& [file, why] : cases) {
     INFO(file);
-    CHECK_THROWS_WITH(load_topology_file(fixture(file)), Catch::Contains(file));
+    CHECK_THROWS_AS(load_topology_file(fixture(file)), TopologyError);
+    CHECK_THROWS_WITH(load_topology_file(fixture(file)), Catch::Contains(fixture(file)) && Catch::Contains(why));
   }
+  // Asking for one format and getting the other.
+  CHECK_THROWS_WITH(load_hwloc_xml(fixture("a3-megagpu-8g.nccl.xml")), Catch::Contains("not hwloc XML"));
+  CHECK_THROWS_WITH(load_nccl_topology_xml(fixture("a3-megagpu-8g.xml")), Catch::Contains("not NCCL topology XML"));
+  CHECK_THROWS_WITH(load_hwloc_xml(fixture("malformed-pcidev-no-busid.xml")), Catch::Contains("line 8"));
 }
 
-TEST_CASE("bind_task: CPUs of the task's GPUs within what Slurm allowed", "[binding]") {
-  const Topology t = load_topology_file(fixture("a3-megagpu-8g.xml"));
-  const NodePlan plan = plan_node(t);
-  const TaskBinding one = bind_task(t, plan, {5}, t.all_cpus);
-  CHECK(one.cpus.to_list() == "52-103,156-207");
-  CHECK(nic_names(t, one.nics) == std::vector<std::string>{"enp135s0"});
-  CHECK(one.numa_nodes == std::vector<int>{1});
-  CHECK(one.warning.empty());
+TEST_CASE("the sniffer reads the root element, not text that looks like one", "[topology]") {
+  const TempFile commented("commented.xml",
+                           "<?xml version=\"1.0\"?>\n<!-- an hwloc file would start with <topology> -->\n"
+                           "<system version=\"1\"><cpu numaid=\"0\" affinity=\"3\">"
+                           "<pci busid=\"0000:04:00.0\" class=\"0x030200\" vendor=\"0x10de\"><gpu dev=\"0\"/></pci>"
+                           "</cpu></system>\n");
+  const Topology t = load_topology_file(commented.path());
+  CHECK(t.source == "nccl-xml:" + commented.path());
+  CHECK(t.gpus.size() == 1);
+}
 
-  const TaskBinding two = bind_task(t, plan, {3, 4}, t.all_cpus);
-  CHECK(two.cpus.count() == 208);
-  CHECK(two.numa_nodes == std::vector<int>{0, 1});
+TEST_CASE("NCCL XML details: domains, 16-bit classes, vendor-less GPUs, RDMA names, nested switches", "[topology]") {
+  const TempFile file("details.nccl.xml", R"(<system version="1">
+  <cpu numaid="1" affinity="0000ff00" arch="x86_64">
+    <pci busid="ffff:ff:01.0" class="0x060400">
+      <pci busid="0001:00:00.0" class="0x030200"><gpu dev="0"/></pci>
+      <pci busid="0101:00:00.0" class="0x020700"><nic><net name="mlx5_ib0" port="1"/></nic></pci>
+    </pci>
+    <pci busid="0000:10:00.0" class="0x060400">
+      <pci busid="0000:11:00.0" class="0x060400">
+        <pci busid="0000:12:00.0" class="0x0302" vendor="0x1002" device="0x740f"/>
+        <pci busid="0000:13:00.0" class="0x020000" vendor="0x15b3"><nic><net name="rocep19s0"/><net name="ens19"/></nic></pci>
+      </pci>
+    </pci>
+    <pci busid="0000:20:00.0" class="0x030000" vendor="0x1a03" device="0x2000"/>
+  </cpu>
+</system>
+)");
+  const Topology t = load_nccl_topology_xml(file.path());
+  REQUIRE(t.gpus.size() == 2);
+  CHECK(t.gpus[0].address.to_string() == "0000:12:00.0");
+  CHECK(t.gpus[0].vendor == GpuVendor::amd);
+  CHECK(t.gpus[0].device_id == 0x740f);
+  CHECK(path_text(t.gpus[0].switch_path) == std::vector<std::string>{"0000:10:00.0", "0000:11:00.0"});
+  CHECK(t.gpus[1].address.to_string() == "0001:00:00.0");  // marked <gpu>, no vendor attribute
+  CHECK(t.gpus[1].vendor == GpuVendor::nvidia);
+  CHECK(t.gpus[1].numa_node == 1);
+  CHECK(t.gpus[1].local_cpus.to_list() == "8-15");
+  REQUIRE(t.nics.size() == 2);
+  CHECK(t.nics[0].rdma_device == "rocep19s0");
+  CHECK(t.nics[0].interface_name == "ens19");
+  CHECK(t.nics[1].rdma_device == "mlx5_ib0");  // InfiniBand class: an RDMA device whatever the name
+  CHECK(t.nics[1].interface_name.empty());
+}
 
-  const TaskBinding limited = bind_task(t, plan, {0}, CpuSet::parse_list("10-20,60-70"));
-  CHECK(limited.cpus.to_list() == "10-20");
-
-  const TaskBinding outside = bind_task(t, plan, {0}, CpuSet::parse_list("60-70"));
-  CHECK(outside.cpus.to_list() == "60-70");
-  CHECK_THAT(outside.warning, Catch::Contains("outside the CPUs Slurm gave"));
-
-  CHECK_THROWS_WITH(bind_task(t, plan, {8}, t.all_cpus), Catch::Contains("has 8 GPUs"));
+TEST_CASE("NCCL XML without <cpu>, with entities or duplicate devices is refused", "[topology]") {
+  const TempFile empty_system("nocpu.nccl.xml", "<system version=\"1\"></system>\n");
+  CHECK_THROWS_WITH(load_topology_file(empty_system.path()), Catch::Contains("no <cpu>"));
+  const TempFile entities("entities.nccl.xml",
+                          "<?xml version=\"1.0\"?>\n<!DOCTYPE system [<!ENTITY a \"aaaaaaaaaa\"><!ENTITY b \"&a;&a;&a;\">]>\n"
+                          "<system version=\"1\"><cpu numaid=\"0\" affinity=\"&b;\"/></system>\n");
+  CHECK_THROWS_WITH(load_topology_file(entities.path()), Catch::Contains("entities"));
+  const TempFile twice("twice.nccl.xml",
+                       "<system version=\"1\"><cpu numaid=\"0\" affinity=\"3\">"
+                       "<pci busid=\"0000:04:00.0\" class=\"0x030200\" vendor=\"0x10de\"><gpu dev=\"0\"/></pci>"
+                       "<pci busid=\"04:00.0\" class=\"0x030200\" vendor=\"0x10de\"><gpu dev=\"1\"/></pci>"
+                       "</cpu></system>\n");
+  CHECK_THROWS_WITH(load_topology_file(twice.path()), Catch::Contains("0000:04:00.0 is listed twice"));
+  const TempFile bad_class("badclass.nccl.xml",
+                           "<system version=\"1\"><cpu numaid=\"0\" affinity=\"3\">"
+                           "<pci busid=\"0000:04:00.0\" class=\"0x03zz00\"/></cpu></system>\n");
+  CHECK_THROWS_WITH(load_topology_file(bad_class.path()), Catch::Contains("class=\"0x03zz00\" is not a number"));
 }

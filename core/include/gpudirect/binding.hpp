@@ -1,4 +1,5 @@
 // Which NICs and CPUs go with which GPU on this node (NodePlan), and what one task gets (TaskBinding).
+// The plugin and `gpudirect-launch doctor` both call these, so the doctor prints what the plugin does.
 #pragma once
 
 #include "gpudirect/topology.hpp"
@@ -10,29 +11,40 @@
 namespace gpudirect {
 
 struct GpuPlacement {
-  std::vector<int> nics;       // indices into Topology::nics
-  bool nic_fallback = false;   // no NIC under a shared PCIe switch: chosen by NUMA instead
+  std::vector<int> nics;       // indices into Topology::nics, ascending
+  bool nic_fallback = false;   // no NIC shares a PCIe switch with this GPU: NICs chosen by NUMA node
+  std::string nic_note;        // why, when nic_fallback (for the doctor and verbose mode)
+  int numa_node = -1;          // the GPU's NUMA node, -1 when unknown
+  CpuSet local_cpus;           // the GPU's local CPUs
 };
 
 struct NodePlan {
-  std::vector<GpuPlacement> gpus;  // parallel to Topology::gpus
-  std::optional<int> control_nic;  // a NIC that shares no PCIe switch with any GPU
-  std::vector<int> data_nics;      // every NIC paired with some GPU, in address order
+  std::vector<GpuPlacement> gpus;  // parallel to Topology::gpus; empty on a node without GPUs
+  std::optional<int> control_nic;  // lowest-address NIC sharing no PCIe switch with any GPU
+  std::vector<int> data_nics;      // every NIC some GPU uses, ascending
 };
 
-// Pairs GPUs and NICs by their nearest common PCIe switch, in bus-id order within each switch:
-// equal counts one to one (A3 Mega), fewer NICs shared (A3 High), more NICs sliced (p5).
+// Pairing: GPUs and NICs meet at their nearest common PCIe switch (the deepest shared bridge).
+// Within each such switch both are taken in bus order and GPU i of G gets
+//   NICs [i*N/G, (i+1)*N/G) when N >= G (one each: A3 Mega, ND H100 v5; a slice each: p5),
+//   NIC floor(i*N/G)        when N <  G (GPUs share: A3 High).
+// A GPU sharing no switch with any NIC falls back to the data NICs of its NUMA node (else all data
+// NICs; if no NIC shares a switch with any GPU, every NIC but the control NIC), paired by the same rule.
 NodePlan plan_node(const Topology& topology);
 
 struct TaskBinding {
-  std::vector<int> gpus;
-  std::vector<int> nics;
-  CpuSet cpus;
-  std::vector<int> numa_nodes;
-  std::string warning;  // non-empty when the GPUs' CPUs lie outside what Slurm allowed the task
+  std::vector<int> gpus;        // indices into Topology::gpus, ascending, no duplicates
+  std::vector<int> nics;        // union of the GPUs' NICs, ascending
+  CpuSet cpus;                  // union of the GPUs' local CPUs within allowed_cpus
+  std::vector<int> numa_nodes;  // NUMA nodes of the GPUs, ascending
+  std::string warning;          // non-empty when the GPUs' CPUs lie outside what Slurm allowed the task
 };
 
-// Throws std::invalid_argument for a GPU index the topology does not have.
+// cpus: the GPUs' local CPUs intersected with allowed_cpus (what Slurm gave the task). When that
+// is empty the task keeps allowed_cpus and `warning` says why; with no GPUs it keeps allowed_cpus;
+// an empty allowed_cpus means "not known" and the GPUs' local CPUs are used as they are.
+// Throws std::invalid_argument for a GPU index the topology does not have, or a plan made for
+// another topology.
 TaskBinding bind_task(const Topology& topology, const NodePlan& plan, const std::vector<int>& task_gpus,
                       const CpuSet& allowed_cpus);
 

@@ -1,15 +1,21 @@
 // Which GPUs a task owns, from what Slurm put in its environment.
 //
 // Rules, in order:
-//  1. CUDA_VISIBLE_DEVICES wins. Its entries are node-global indices when every one is a member of
-//     SLURM_STEP_GPUS (or no SLURM_STEP_GPUS is set); otherwise Slurm numbered them 0..k-1 within
-//     the step's GPUs (ConstrainDevices=yes) and they index into SLURM_STEP_GPUS.
+//  1. CUDA_VISIBLE_DEVICES wins (an empty value counts as unset). Its entries are node-global
+//     indices when every one is a member of SLURM_STEP_GPUS (or no SLURM_STEP_GPUS is set);
+//     otherwise Slurm numbered them 0..k-1 within the step's GPUs (ConstrainDevices=yes) and they
+//     index into SLURM_STEP_GPUS. (Ambiguous case: under ConstrainDevices with step GPUs 2,3,4,5 a
+//     task given "2,3" is read as global 2,3. Slurm's own numbering cannot tell them apart.)
 //     When it lists every GPU Slurm gave this node's tasks (SLURM_GPUS_ON_NODE, as --gpus-per-node
 //     does) and the node runs several tasks, each task takes its local rank's share of them.
+//     "NoDevFiles" (Slurm's value when gres.conf names no device files) means no GPUs.
+//     GPU UUIDs (GPU-..., MIG-...) are refused: set CUDA_VISIBLE_DEVICES by index.
 //  2. Without CUDA_VISIBLE_DEVICES the step's GPUs are split by local rank: a contiguous block each
-//     when there are at least as many GPUs as tasks, else local_rank % GPUs.
-//  3. Without any Slurm GPU variable, the same split over all the node's GPUs.
-// Indices are positions in PCI bus order (Topology::gpus), which is how NVML and Slurm number them.
+//     when there are at least as many GPUs as tasks (8 GPUs, 3 tasks: 3,3,2), else local_rank % GPUs.
+//  3. Without any Slurm GPU variable, the same split over all gpu_count GPUs of the node.
+//  4. A node without GPUs (gpu_count 0) gives no GPUs.
+// Every chosen index is checked against gpu_count. The result is ascending: positions in PCI bus
+// order (Topology::gpus), which is how NVML and Slurm's AutoDetect number GPUs.
 #pragma once
 
 #include <string>
@@ -20,17 +26,18 @@ namespace gpudirect {
 struct GpuSelectionInput {
   std::string slurm_step_gpus;       // SLURM_STEP_GPUS, else SLURM_JOB_GPUS; "" when unset
   std::string cuda_visible_devices;  // "" when unset
-  bool cuda_visible_devices_set = false;
+  bool cuda_visible_devices_set = false;  // informational: an empty value is treated as unset
   int gpus_on_node = 0;              // SLURM_GPUS_ON_NODE; 0 when unset
-  int local_rank = 0;
-  int local_size = 1;
+  int local_rank = 0;                // SLURM_LOCALID
+  int local_size = 1;                // tasks of this step on this node
   int gpu_count = 0;                 // GPUs in the node's topology
 };
 
-// Throws std::invalid_argument with the offending variable and value.
+// Throws std::invalid_argument naming the offending variable and value and what to do.
 std::vector<int> select_task_gpus(const GpuSelectionInput& input);
 
-// "0,1,2" -> {0,1,2}; "" -> {}. Throws std::invalid_argument naming `what`.
+// "0,1,2" -> {0,1,2} (order kept); "" -> {}; spaces around items are ignored; duplicates,
+// negatives and non-numbers throw std::invalid_argument naming `what`.
 std::vector<int> parse_index_list(const std::string& text, const std::string& what);
 
 }  // namespace gpudirect
