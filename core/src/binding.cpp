@@ -36,7 +36,10 @@ void pair_in_order(const std::vector<int>& gpus, const std::vector<int>& nics, N
 
 std::string join(const std::vector<int>& values) {
   std::string out;
-  for (int v : values) out += (out.empty() ? "" : ",") + std::to_string(v);
+  for (int v : values) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(v);
+  }
   return out;
 }
 

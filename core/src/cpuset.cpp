@@ -85,8 +85,9 @@ CpuSet CpuSet::parse_hex_mask(std::string_view text) {
     if (group.empty() || group.size() > 8) reject("mask", text, "each comma-separated group needs 1-8 hex digits");
     std::uint32_t value = 0;
     const auto [ptr, ec] = std::from_chars(group.data(), group.data() + group.size(), value, 16);
+    // Built with append: GCC 12 at -O3 warns (-Wrestrict, a false positive) on "literal" + std::string.
     if (ec != std::errc{} || ptr != group.data() + group.size())
-      reject("mask", text, "'" + std::string(group) + "' is not hex");
+      reject("mask", text, std::string("'").append(group).append("' is not hex"));
     for (int bit = 0; bit < 32; ++bit) {
       if (!(value & (1U << bit))) continue;
       const auto cpu = i * 32 + static_cast<std::size_t>(bit);
@@ -144,7 +145,10 @@ std::string CpuSet::to_list() const {
     while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
     if (!out.empty()) out += ',';
     out += std::to_string(ids[i]);
-    if (j > i) out += '-' + std::to_string(ids[j]);
+    if (j > i) {
+      out += '-';
+      out += std::to_string(ids[j]);
+    }
     i = j + 1;
   }
   return out;
