@@ -39,6 +39,13 @@ int on_option(int val, const char* optarg, int remote);
 int on_user_init(spank_t spank);
 int on_task_init(spank_t spank);
 
+// The batch script's shell, salloc's interactive step and the extern step are not tasks of a parallel step: binding them
+// would leak GPUDIRECT_* and NCCL_* into every srun environment of the job.
+bool is_parallel_step(spank_t spank);
+
+// Loads topology and plan, waits for RxDM; records an error in node_error. Idempotent.
+void prepare_node();
+
 // Mode this step runs with (the option, else the plugstack default).
 Mode effective_mode();
 

@@ -2,5 +2,6 @@
 #pragma once
 
 extern "C" {
+#include <slurm/slurm.h>  // SLURM_BATCH_SCRIPT, SLURM_EXTERN_CONT
 #include <slurm/spank.h>
 }

@@ -43,9 +43,16 @@ CpuSet current_affinity() {
 
 }  // namespace
 
+bool is_parallel_step(spank_t spank) {
+  std::uint32_t step = 0;
+  if (spank_get_item(spank, S_JOB_STEPID, &step) != ESPANK_SUCCESS) return true;
+  return step != SLURM_BATCH_SCRIPT && step != SLURM_EXTERN_CONT && step != SLURM_INTERACTIVE_STEP;
+}
+
 int on_task_init(spank_t spank) {
   PluginState& s = state();
-  if (effective_mode() == Mode::off) return 0;
+  if (!is_parallel_step(spank) || effective_mode() == Mode::off) return 0;
+  prepare_node();
   const std::string host = hostname();
   if (!s.node) {
     log_error("on " + host + ": " + (s.node_error.empty() ? std::string("node not prepared") : s.node_error));

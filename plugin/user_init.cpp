@@ -1,6 +1,7 @@
 // slurm_spank_user_init (slurmstepd, once per step and node, before tasks fork): load the topology,
-// plan the node and wait for the TCPXO receive-datapath manager. A failure here would only print
-// "launch failed" while srun exits 0, so it is recorded and reported by task_init instead.
+// plan the node and wait for the TCPXO receive-datapath manager, once for all the node's tasks.
+// A failure here would only print "launch failed" while srun exits 0, so it is recorded and
+// reported by task_init instead. task_init prepares the node itself if user_init did not.
 #include "plugin_state.hpp"
 
 #include "gpudirect/readiness.hpp"
@@ -10,10 +11,10 @@
 
 namespace gpudirect::plugin {
 
-int on_user_init(spank_t) {
+void prepare_node() {
   PluginState& s = state();
+  if (s.node || !s.node_error.empty()) return;
   const Mode mode = effective_mode();
-  if (mode == Mode::off) return 0;
   try {
     NodeState node;
     node.topology = s.config.topology.empty() ? load_live_topology() : load_topology_file(s.config.topology);
@@ -22,7 +23,7 @@ int on_user_init(spank_t) {
     s.node = std::move(node);
   } catch (const std::exception& e) {
     s.node_error = std::string("cannot read the node's topology: ") + e.what();
-    return 0;
+    return;
   }
   const bool tcpxo = mode == Mode::tcpxo || (mode == Mode::auto_detect && s.node->facts.tcpxo_plugin);
   if (tcpxo && !s.config.rxdm_ready.empty()) {
@@ -31,6 +32,10 @@ int on_user_init(spank_t) {
       s.node_error = "the TCPXO receive-datapath manager (RxDM) is not ready: " + ready.detail +
                      "; start RxDM in the node's prolog (or check its logs), or raise rxdm_timeout= in plugstack.conf";
   }
+}
+
+int on_user_init(spank_t spank) {
+  if (is_parallel_step(spank) && effective_mode() != Mode::off) prepare_node();
   return 0;
 }
 

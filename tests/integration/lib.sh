@@ -1,0 +1,46 @@
+# Shared by the integration tests: a private local cluster with the freshly built plugin, and
+# pass/fail bookkeeping that ends with the "N passed, M failed" line.
+set -uo pipefail
+
+SRC=${GPUDIRECT_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+BUILD=${GPUDIRECT_BUILD_DIR:-$SRC/build/release}
+PLUGIN=$BUILD/plugin/spank_gpudirect.so
+LAUNCH=$BUILD/launcher/gpudirect-launch
+CLUSTER_DIR=$(mktemp -d /tmp/gpudirect-it.XXXXXX)
+chmod 755 "$CLUSTER_DIR"
+TOPOLOGY=$SRC/tests/fixtures/local-a3mega-2cpu.xml
+LIB_DIR=$CLUSTER_DIR/tcpxo-lib
+passed=0
+failed=0
+
+[ "$(id -u)" -eq 0 ] || { echo "integration tests need root (Slurm daemons, network namespaces)"; exit 1; }
+[ -f "$PLUGIN" ] || { echo "no plugin at $PLUGIN: build first"; exit 1; }
+
+mkdir -p "$LIB_DIR"
+: >"$LIB_DIR/libnccl-net.so"  # stands in for Google's TCPXO NCCL plugin: only its presence is checked
+
+cluster() { "$SRC/scripts/local-cluster.sh" "$@" --dir "$CLUSTER_DIR"; }
+base_args() { echo "default=off topology=$TOPOLOGY lib_dir=$LIB_DIR profile_dir=$SRC/profiles $*"; }
+cluster_up() { cluster up --plugin "$PLUGIN" --plugin-args "$(base_args "$@")" >/dev/null || { echo "cluster did not start"; exit 1; }; }
+set_plugin_args() { cluster plugin --plugin "$PLUGIN" --plugin-args "$*" >/dev/null; }
+finish() {
+  cluster down >/dev/null 2>&1
+  rm -rf "$CLUSTER_DIR"
+}
+trap finish EXIT
+export SLURM_CONF=$CLUSTER_DIR/etc/slurm.conf
+
+pass() { passed=$((passed + 1)); echo "PASS: $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL: $1"; [ -n "${2:-}" ] && printf '%s\n' "$2" | sed 's/^/    /' | head -20; }
+# expect_eq NAME EXPECTED ACTUAL
+expect_eq() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "expected:
+$2
+actual:
+$3"; fi; }
+# expect_contains NAME NEEDLE HAYSTACK
+expect_contains() { if printf '%s' "$3" | grep -qF -- "$2"; then pass "$1"; else fail "$1" "missing '$2' in:
+$3"; fi; }
+summary() {
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The plugin's failures on a real Slurm: each is one clear message and a non-zero exit, fast.
+source "$(dirname "$0")/lib.sh"
+cluster_up
+
+run() { out=$("$@" 2>&1); rc=$?; }
+
+run srun -N1 -n1 --gpu-direct=tcpxx true
+[ $rc -ne 0 ] && pass "invalid --gpu-direct value: srun exits non-zero ($rc)" || fail "invalid value accepted" "$out"
+expect_contains "invalid value: message lists the valid values" "invalid --gpu-direct value 'tcpxx': expected auto, tcpxo, tcpx, rdma or off" "$out"
+[ -z "$(squeue -h)" ] && pass "invalid value: no job was created" || fail "a job exists after an invalid value" "$(squeue)"
+
+run sbatch --gpu-direct=bogus --wrap true
+[ $rc -ne 0 ] && pass "sbatch rejects an invalid value ($rc)" || fail "sbatch accepted an invalid value" "$out"
+
+set_plugin_args "$(base_args)" | true
+set_plugin_args default=off topology=$TOPOLOGY lib_dir=/nonexistent/tcpxo profile_dir=$SRC/profiles
+run srun -N1 -n1 --gpus-per-task=1 --gpu-direct=tcpxo true
+[ $rc -ne 0 ] && pass "missing lib dir: the task fails and srun exits non-zero" || fail "missing lib dir accepted" "$out"
+expect_contains "missing lib dir: message names node, cause and fix" "on node1: the TCPXO NCCL plugin is missing: no libnccl-net.so in /nonexistent/tcpxo" "$out"
+
+set_plugin_args "$(base_args rxdm_ready=$CLUSTER_DIR/rxdm.ready rxdm_timeout=2)"
+start=$SECONDS
+run srun -N1 -n1 --gpus-per-task=1 --gpu-direct=tcpxo true
+elapsed=$((SECONDS - start))
+[ $rc -ne 0 ] && pass "RxDM not ready: srun exits non-zero" || fail "RxDM not ready but the step ran" "$out"
+expect_contains "RxDM not ready: clear message" "the TCPXO receive-datapath manager (RxDM) is not ready: $CLUSTER_DIR/rxdm.ready does not exist after waiting 2 s" "$out"
+[ $elapsed -lt 15 ] && pass "RxDM not ready: fails fast (${elapsed} s with rxdm_timeout=2)" || fail "RxDM wait took ${elapsed} s"
+touch "$CLUSTER_DIR/rxdm.ready"
+run srun -N1 -n1 --gpus-per-task=1 --gpu-direct=tcpxo bash -c 'echo $GPUDIRECT_MODE'
+expect_eq "RxDM ready file present: the step runs" "tcpxo" "$out"
+
+set_plugin_args "$(base_args colour=blue)"
+run srun -N1 -n1 true
+[ $rc -ne 0 ] && pass "unknown plugstack argument fails srun" || fail "unknown plugstack argument accepted" "$out"
+expect_contains "unknown plugstack argument: message names it" "plugstack argument 'colour=blue': unknown key" "$out"
+
+set_plugin_args "$(base_args)"
+run srun -N1 -n1 --gpu-direct=rdma --gpus-per-task=1 true
+[ $rc -ne 0 ] && pass "rdma on a node without RDMA NICs fails" || fail "rdma accepted without RDMA NICs" "$out"
+expect_contains "rdma without RDMA NICs: message" "needs RDMA NICs" "$out"
+
+run srun -N1 -n1 --gpu-direct=auto,verbose --gpus-per-task=1 bash -c 'echo ${GPUDIRECT_MODE-unset}'
+expect_contains "auto picks tcpxo where the TCPXO plugin is installed" "tcpxo" "$out"
+
+summary
