@@ -74,7 +74,9 @@ TEST_CASE("auto picks tcpxo, tcpx, rdma or off from the node", "[task_setup]") {
   const auto [mode, reason] = detect_mode(none.topology, {true, true});
   CHECK(mode == Mode::off);
   CHECK(reason == "no GPUs on this node");
-  const TaskSetup setup = plan_task(nd.topology, nd.plan, task(Mode::auto_detect, 2, "2"));
+  auto on_nd = task(Mode::auto_detect, 2, "2");
+  on_nd.facts = {false, false};
+  const TaskSetup setup = plan_task(nd.topology, nd.plan, on_nd);
   CHECK(setup.mode == Mode::rdma);
   CHECK(apply_env(setup.env, {}).at("NCCL_IB_HCA") == "=mlx5_2");
   CHECK_THAT(setup.summary, Catch::Contains("auto: rdma"));
