@@ -22,17 +22,17 @@ GpuSelectionInput input(std::string step, std::optional<std::string> visible, in
 }
 }  // namespace
 
-TEST_CASE("--gpus-per-task=1: Slurm's per-task variables are used as they are", "[gpu_selection]") {
+TEST_CASE("GPU selection, --gpus-per-task=1: Slurm's per-task variables are used as they are", "[gpu_selection]") {
   // What Slurm 22.05 sets per task with --gpus-per-task=1 (observed on the local cluster).
   CHECK(select_task_gpus(input("5", "5", 5, 8, 8)) == V{5});
   CHECK(select_task_gpus(input("0", "0", 0, 8, 8)) == V{0});
 }
 
-TEST_CASE("--gpus-per-task=2: both GPUs stay with the task", "[gpu_selection]") {
+TEST_CASE("GPU selection, --gpus-per-task=2: both GPUs stay with the task", "[gpu_selection]") {
   CHECK(select_task_gpus(input("2,3", "2,3", 1, 4, 8)) == V{2, 3});
 }
 
-TEST_CASE("--gpus-per-node=8 with 8 tasks: each takes its local rank's GPU", "[gpu_selection]") {
+TEST_CASE("GPU selection, --gpus-per-node=8 with 8 tasks: each takes its local rank's GPU", "[gpu_selection]") {
   for (int r = 0; r < 8; ++r) CHECK(select_task_gpus(input("0,1,2,3,4,5,6,7", "0,1,2,3,4,5,6,7", r, 8, 8)) == V{r});
   // One task per node (torchrun style) keeps all eight.
   CHECK(select_task_gpus(input("0,1,2,3,4,5,6,7", "0,1,2,3,4,5,6,7", 0, 1, 8)).size() == 8);
