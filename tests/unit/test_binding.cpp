@@ -236,3 +236,16 @@ TEST_CASE("bind_task on the 2-CPU local machine: CPU 0 for GPUs 0-3, CPU 1 for G
     }
   }
 }
+
+TEST_CASE("one-H100 VM with only a control NIC: the GPU gets CPUs but no NIC, and the plan says why", "[binding]") {
+  const Topology t = load_topology_file(fixture("captured-h100-vm-1gpu.xml"));
+  const NodePlan plan = plan_node(t);
+  REQUIRE(plan.control_nic);
+  CHECK(nic_name(t, *plan.control_nic) == "eth0");
+  CHECK(plan.gpus[0].nics.empty());
+  CHECK(plan.gpus[0].nic_fallback);
+  CHECK_THAT(plan.gpus[0].nic_note, Catch::Contains("only NIC is the control NIC"));
+  const TaskBinding b = bind_task(t, plan, {0}, CpuSet::parse_list("2-5"));
+  CHECK(b.cpus.to_list() == "2-5");
+  CHECK(b.nics.empty());
+}

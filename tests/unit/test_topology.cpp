@@ -244,3 +244,16 @@ TEST_CASE("NCCL XML without <cpu>, with entities or duplicate devices is refused
                            "<pci busid=\"0000:04:00.0\" class=\"0x03zz00\"/></cpu></system>\n");
   CHECK_THROWS_WITH(load_topology_file(bad_class.path()), Catch::Contains("class=\"0x03zz00\" is not a number"));
 }
+
+TEST_CASE("hwloc XML captured on a real one-H100 VM", "[topology]") {
+  const Topology t = load_topology_file(fixture("captured-h100-vm-1gpu.xml"));
+  REQUIRE(t.gpus.size() == 1);
+  CHECK(t.gpus[0].address.to_string() == "0000:00:06.0");
+  CHECK(t.gpus[0].device_id == 0x2330);  // H100 SXM, class 0x0302 "3D controller"
+  CHECK(t.gpus[0].numa_node == 0);
+  CHECK(t.gpus[0].local_cpus.to_list() == "0-15");  // as nvidia-smi topo -m reported on that VM
+  CHECK(t.gpus[0].switch_path.empty());
+  REQUIRE(t.nics.size() == 1);
+  CHECK(t.nics[0].interface_name == "eth0");
+  CHECK(t.all_cpus.to_list() == "0-15");
+}
