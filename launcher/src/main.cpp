@@ -1,16 +1,79 @@
-// gpudirect-launch: the companion binary that runs under srun (or standalone).
+// gpudirect-launch: the companion binary that runs under srun, under torchrun-style launchers, or
+// standalone with --np N local ranks.
 #include "subcommands.hpp"
 
+#include "bootstrap/local_spawn.hpp"
+#include "bootstrap/session.hpp"
+
 #include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr const char* kFooter = R"(
+Where a rank learns who it is, first match wins:
+  --np N (this binary spawns N local ranks), Slurm (SLURM_PROCID, SLURM_STEP_NUM_TASKS, SLURM_LOCALID,
+  SLURM_STEP_NODELIST: the first host is the rendezvous; port from SLURM_STEP_RESV_PORTS or derived
+  from the job and step ids), torchrun-style (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
+  MASTER_ADDR, MASTER_PORT), else a single rank.
+Exit codes: 0 ok, 1 failure, 6 usage; bench uses nccl-tests' codes (see bench --help).)";
+
+// `--np N` (or --np=N) before the subcommand: returns N and removes it from args; 0 if absent.
+int take_np(std::vector<std::string>& args) {
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.empty() || a[0] != '-') break;  // the subcommand: --np belongs before it
+    std::string value;
+    std::size_t width = 0;
+    if (a == "--np" && i + 1 < args.size()) { value = args[i + 1]; width = 2; }
+    else if (a.rfind("--np=", 0) == 0) { value = a.substr(5); width = 1; }
+    else continue;
+    args.erase(args.begin() + static_cast<long>(i), args.begin() + static_cast<long>(i + width));
+    try {
+      std::size_t used = 0;
+      const int n = std::stoi(value, &used);
+      if (used == value.size() && n >= 1) return n;
+    } catch (const std::exception&) {
+    }
+    std::fprintf(stderr, "gpudirect-launch: --np needs a positive number, got '%s'\n", value.c_str());
+    std::exit(6);
+  }
+  return 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"gpudirect-launch: tools that run inside Slurm jobs using the gpudirect SPANK plugin"};
+  std::vector<std::string> args(argv, argv + argc);
+  if (const int ranks = take_np(args); ranks > 0) {
+    try {
+      return gpudirect::bootstrap::spawn_local_ranks(ranks, args);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gpudirect-launch: %s\n", e.what());
+      return 1;
+    }
+  }
+
+  CLI::App app{"gpudirect-launch: collective benchmarks and node checks for Slurm jobs using the gpudirect plugin"};
+  app.footer(kFooter);
   app.require_subcommand(1);
   app.set_version_flag("--version", "gpudirect-launch 0.1.0");
+  app.add_option("--np", "start N local ranks of this command line (like mpirun on one host); must come before the subcommand");
+  auto& options = gpudirect::bootstrap::global_options();
+  app.add_option("--rendezvous", options.rendezvous, "HOST:PORT of rank 0's rendezvous, instead of the derived one");
+  double timeout_s = 60;
+  app.add_option("--timeout", timeout_s, "seconds to wait for the rendezvous and for every rank (default 60)")
+      ->check(CLI::Range(0.1, 86400.0));
+  app.parse_complete_callback([&] { options.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000)); });
+
   int exit_code = 0;
   gpudirect::launcher::register_doctor(app, exit_code);
+  gpudirect::launcher::register_bench(app, exit_code);
+  gpudirect::launcher::register_rendezvous_check(app, exit_code);
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(args.size()), argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 6;
   }

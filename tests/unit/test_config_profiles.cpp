@@ -7,7 +7,7 @@
 
 using namespace gpudirect;
 
-TEST_CASE("--gpu-direct values", "[mode]") {
+TEST_CASE("values of the --gpu-direct option", "[mode]") {
   CHECK_FALSE(parse_mode_request("").mode);
   CHECK(*parse_mode_request("tcpxo").mode == Mode::tcpxo);
   const auto verbose = parse_mode_request("tcpx,verbose");

@@ -1,0 +1,124 @@
+#include "bootstrap/launch_context.hpp"
+
+#include "gpudirect/hostlist.hpp"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdio>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace gpudirect::bootstrap {
+namespace {
+
+using Env = std::map<std::string, std::string>;
+
+const std::string* find(const Env& env, const std::string& name) {
+  const auto it = env.find(name);
+  return it == env.end() || it->second.empty() ? nullptr : &it->second;
+}
+
+int as_int(const Env& env, const std::string& name, int min, int max) {
+  const std::string& text = *find(env, name);
+  int value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || ptr != text.data() + text.size() || value < min || value > max)
+    throw std::invalid_argument(name + "=" + text + " is not an integer in " + std::to_string(min) + ".." + std::to_string(max));
+  return value;
+}
+
+int int_or(const Env& env, const std::string& name, int fallback, int min, int max) {
+  return find(env, name) ? as_int(env, name, min, max) : fallback;
+}
+
+// "8(x2),3" -> tasks on node `node`.
+int tasks_on_node(const std::string& per_node, int node) {
+  int index = 0;
+  std::size_t start = 0;
+  while (start < per_node.size()) {
+    std::size_t comma = per_node.find(',', start);
+    if (comma == std::string::npos) comma = per_node.size();
+    int count = 0, repeat = 1;
+    if (std::sscanf(per_node.substr(start, comma - start).c_str(), "%d(x%d)", &count, &repeat) < 1 || count < 1 || repeat < 1)
+      throw std::invalid_argument("SLURM_STEP_TASKS_PER_NODE=" + per_node + " is not Slurm's N(xM),... form");
+    if (node < index + repeat) return count;
+    index += repeat;
+    start = comma + 1;
+  }
+  throw std::invalid_argument("SLURM_STEP_TASKS_PER_NODE=" + per_node + " has no entry for node " + std::to_string(node));
+}
+
+// Same job and step on every node gives the same port; different steps get different ones.
+int derived_port(const std::string& job, const std::string& step) {
+  std::uint32_t hash = 2166136261u;
+  for (char c : job + "." + step) hash = (hash ^ static_cast<unsigned char>(c)) * 16777619u;
+  return 20000 + static_cast<int>(hash % 20000u);
+}
+
+std::string local_hostname() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "localhost";
+  return name;
+}
+
+}  // namespace
+
+LaunchContext context_from_environment(const Env& env) {
+  LaunchContext c;
+  c.hostname = local_hostname();
+  if (find(env, "GPUDIRECT_LAUNCH_RANK")) {  // our own --np spawn
+    c.origin = "spawn";
+    c.size = as_int(env, "GPUDIRECT_LAUNCH_SIZE", 1, 1 << 20);
+    c.rank = as_int(env, "GPUDIRECT_LAUNCH_RANK", 0, c.size - 1);
+    c.local_rank = c.rank;
+    c.local_size = c.size;
+    c.rendezvous_host = "127.0.0.1";
+    c.rendezvous_port = as_int(env, "GPUDIRECT_LAUNCH_PORT", 1, 65535);
+  } else if (find(env, "SLURM_PROCID") && find(env, "SLURM_STEP_NODELIST")) {
+    c.origin = "slurm";
+    c.size = find(env, "SLURM_STEP_NUM_TASKS") ? as_int(env, "SLURM_STEP_NUM_TASKS", 1, 1 << 20) : as_int(env, "SLURM_NTASKS", 1, 1 << 20);
+    c.rank = as_int(env, "SLURM_PROCID", 0, c.size - 1);
+    c.local_rank = int_or(env, "SLURM_LOCALID", 0, 0, 1 << 20);
+    c.node = int_or(env, "SLURM_NODEID", 0, 0, 1 << 20);
+    if (const auto* per_node = find(env, "SLURM_STEP_TASKS_PER_NODE")) c.local_size = tasks_on_node(*per_node, c.node);
+    const auto hosts = expand_hostlist(*find(env, "SLURM_STEP_NODELIST"));
+    c.rendezvous_host = hosts.front();
+    if (const auto* ports = find(env, "SLURM_STEP_RESV_PORTS")) {
+      const std::string first = ports->substr(0, ports->find_first_of("-,"));
+      c.rendezvous_port = as_int({{"SLURM_STEP_RESV_PORTS", first}}, "SLURM_STEP_RESV_PORTS", 1, 65535);
+    } else {
+      const auto* job = find(env, "SLURM_JOB_ID");
+      const auto* step = find(env, "SLURM_STEP_ID");
+      c.rendezvous_port = derived_port(job ? *job : "0", step ? *step : "0");
+    }
+  } else if (find(env, "RANK") && find(env, "WORLD_SIZE")) {
+    c.origin = "torchrun";
+    c.size = as_int(env, "WORLD_SIZE", 1, 1 << 20);
+    c.rank = as_int(env, "RANK", 0, c.size - 1);
+    c.local_rank = int_or(env, "LOCAL_RANK", 0, 0, 1 << 20);
+    c.local_size = int_or(env, "LOCAL_WORLD_SIZE", 1, 1, 1 << 20);
+    c.node = find(env, "GROUP_RANK") ? as_int(env, "GROUP_RANK", 0, 1 << 20) : int_or(env, "NODE_RANK", 0, 0, 1 << 20);
+    if (!find(env, "MASTER_ADDR") || !find(env, "MASTER_PORT"))
+      throw std::invalid_argument("RANK and WORLD_SIZE are set but MASTER_ADDR or MASTER_PORT is missing");
+    c.rendezvous_host = *find(env, "MASTER_ADDR");
+    c.rendezvous_port = as_int(env, "MASTER_PORT", 1, 65535);
+  } else {
+    c.origin = "single";
+  }
+  if (c.local_rank >= c.local_size) c.local_size = c.local_rank + 1;
+  return c;
+}
+
+std::map<std::string, std::string> current_environment() {
+  Env env;
+  for (char** entry = environ; entry && *entry; ++entry) {
+    const std::string text(*entry);
+    const auto eq = text.find('=');
+    if (eq != std::string::npos) env[text.substr(0, eq)] = text.substr(eq + 1);
+  }
+  return env;
+}
+
+}  // namespace gpudirect::bootstrap

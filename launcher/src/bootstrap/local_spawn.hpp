@@ -1,0 +1,14 @@
+// `gpudirect-launch --np N ...`: N local ranks of the same command line, like mpirun on one host.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gpudirect::bootstrap {
+
+// Runs `argv` (without --np) N times with GPUDIRECT_LAUNCH_{RANK,SIZE,PORT} set, prefixes every
+// output line with "[rank] ", and returns the first failing rank's exit code (0 if all succeed).
+// When one rank fails the others get SIGTERM after a grace period, then SIGKILL: nothing hangs.
+int spawn_local_ranks(int ranks, const std::vector<std::string>& argv);
+
+}  // namespace gpudirect::bootstrap

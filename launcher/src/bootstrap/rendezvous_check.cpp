@@ -1,0 +1,32 @@
+// `gpudirect-launch rendezvous-check`: connects every rank through the rendezvous and prints who is
+// where, so a job's wiring (ranks, hosts, local ranks, ports) can be checked before a long run.
+#include "subcommands.hpp"
+
+#include "bootstrap/session.hpp"
+
+#include <cstdio>
+
+namespace gpudirect::launcher {
+
+void register_rendezvous_check(CLI::App& app, int& exit_code) {
+  CLI::App* check = app.add_subcommand("rendezvous-check", "Connect every rank through the rendezvous and print rank, host and local rank from rank 0");
+  check->callback([&exit_code] {
+    try {
+      bootstrap::Session session = bootstrap::open_session();
+      const auto& c = session.context;
+      const std::string me = std::to_string(c.rank) + " " + c.hostname + " " + std::to_string(c.local_rank) + "/" + std::to_string(c.local_size);
+      const auto all = session.store ? session.store->all_gather("rendezvous-check", me) : std::vector<std::string>{me};
+      if (c.rank == 0) {
+        std::printf("# %d ranks (%s), rendezvous %s:%d\n# rank host local/of\n", c.size, c.origin.c_str(), c.rendezvous_host.c_str(), c.rendezvous_port);
+        for (const auto& line : all) std::printf("%s\n", line.c_str());
+      }
+      if (session.store) session.store->barrier("rendezvous-check/end");
+      exit_code = 0;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gpudirect-launch rendezvous-check: %s\n", e.what());
+      exit_code = 1;
+    }
+  });
+}
+
+}  // namespace gpudirect::launcher

@@ -1,0 +1,18 @@
+// Picks the communicator for a run: NCCL on GPUs when built with it and a GPU is visible,
+// libfabric on host memory otherwise (or as asked).
+#pragma once
+
+#include "bootstrap/session.hpp"
+#include "comm/communicator.hpp"
+
+#include <memory>
+#include <string>
+
+namespace gpudirect::comm {
+
+// backend: "auto", "nccl" or "libfabric". Throws CommError (or std::invalid_argument) with the reason.
+std::unique_ptr<Communicator> make_communicator(const std::string& backend, bootstrap::Session& session);
+
+bool nccl_available();  // built with NCCL and at least one GPU visible
+
+}  // namespace gpudirect::comm

@@ -1,0 +1,216 @@
+#include "comm/fabric_transport.hpp"
+
+#include "comm/communicator.hpp"
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <vector>
+
+namespace gpudirect::comm {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string fi_error(const std::string& what, long rc) {
+  return what + " failed: " + fi_strerror(static_cast<int>(-rc)) + " (" + std::to_string(rc) + ")";
+}
+
+void check(long rc, const std::string& what) {
+  if (rc != 0) throw CommError("libfabric: " + fi_error(what, rc));
+}
+
+std::string to_hex(const std::vector<char>& bytes) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (char c : bytes) {
+    out += digits[(static_cast<unsigned char>(c) >> 4) & 0xf];
+    out += digits[static_cast<unsigned char>(c) & 0xf];
+  }
+  return out;
+}
+
+std::vector<char> from_hex(const std::string& text) {
+  std::vector<char> out;
+  for (std::size_t i = 0; i + 1 < text.size(); i += 2) out.push_back(static_cast<char>(std::stoi(text.substr(i, 2), nullptr, 16)));
+  return out;
+}
+
+struct Operation {
+  fi_context2 context;  // first: libfabric hands it back in the completion
+  bool done = false;
+};
+
+class FabricTransport final : public Transport {
+ public:
+  FabricTransport(const bootstrap::LaunchContext& context, bootstrap::Store& store, const FabricOptions& options,
+                  std::string* description)
+      : rank_(context.rank), size_(context.size), timeout_(options.timeout) {
+    const auto hosts = store.all_gather("fabric/hosts", context.hostname);
+    const bool one_host = std::all_of(hosts.begin(), hosts.end(), [&](const std::string& h) { return h == hosts[0]; });
+    std::string provider = options.provider;
+    if (provider.empty() && std::getenv("FI_PROVIDER")) provider = std::getenv("FI_PROVIDER");
+    if (provider.empty()) provider = one_host ? "shm" : "tcp;ofi_rxm";
+    // The plugin's NIC for this task: libfabric's tcp provider reads FI_TCP_IFACE.
+    std::string interface = options.interface;
+    if (interface.empty() && std::getenv("FI_TCP_IFACE")) interface = std::getenv("FI_TCP_IFACE");
+    if (interface.empty() && std::getenv("GPUDIRECT_NICS")) {
+      const std::string nics = std::getenv("GPUDIRECT_NICS");
+      interface = nics.substr(0, nics.find(','));
+    }
+    if (!interface.empty()) ::setenv("FI_TCP_IFACE", interface.c_str(), 1);
+
+    fi_info* hints = fi_allocinfo();
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_TAGGED;
+    hints->mode = FI_CONTEXT | FI_CONTEXT2;
+    hints->domain_attr->threading = FI_THREAD_DOMAIN;
+    hints->domain_attr->mr_mode = 0;
+    hints->fabric_attr->prov_name = ::strdup(provider.c_str());
+    const int rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &info_);
+    fi_freeinfo(hints);
+    if (rc != 0)
+      throw CommError("libfabric: no provider '" + provider + "' with RDM tagged messaging (" + fi_strerror(-rc) +
+                      "); check `fi_info -p " + provider + "`, or set FI_PROVIDER");
+    check(fi_fabric(info_->fabric_attr, &fabric_, nullptr), "fi_fabric");
+    check(fi_domain(fabric_, info_, &domain_, nullptr), "fi_domain");
+    fi_cq_attr cq_attr{};
+    cq_attr.format = FI_CQ_FORMAT_TAGGED;
+    cq_attr.size = 4096;
+    check(fi_cq_open(domain_, &cq_attr, &cq_, nullptr), "fi_cq_open");
+    fi_av_attr av_attr{};
+    av_attr.type = FI_AV_TABLE;
+    check(fi_av_open(domain_, &av_attr, &av_, nullptr), "fi_av_open");
+    check(fi_endpoint(domain_, info_, &ep_, nullptr), "fi_endpoint");
+    check(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)");
+    check(fi_ep_bind(ep_, &av_->fid, 0), "fi_ep_bind(av)");
+    check(fi_enable(ep_), "fi_enable");
+    max_message_ = std::min<std::size_t>(info_->ep_attr->max_msg_size, std::size_t(4) << 20);
+
+    std::vector<char> name(256);
+    std::size_t length = name.size();
+    check(fi_getname(&ep_->fid, name.data(), &length), "fi_getname");
+    name.resize(length);
+    const auto names = store.all_gather("fabric/names", to_hex(name));
+    peers_.resize(static_cast<std::size_t>(size_));
+    for (int r = 0; r < size_; ++r) {
+      const auto address = from_hex(names[static_cast<std::size_t>(r)]);
+      if (fi_av_insert(av_, address.data(), 1, &peers_[static_cast<std::size_t>(r)], 0, nullptr) != 1)
+        throw CommError("libfabric: cannot insert the address of rank " + std::to_string(r) + " (provider " + provider + ")");
+    }
+    if (description)
+      *description = std::string("libfabric:") + info_->fabric_attr->prov_name + (interface.empty() ? "" : " on " + interface);
+  }
+
+  ~FabricTransport() override {
+    if (ep_) fi_close(&ep_->fid);
+    if (av_) fi_close(&av_->fid);
+    if (cq_) fi_close(&cq_->fid);
+    if (domain_) fi_close(&domain_->fid);
+    if (fabric_) fi_close(&fabric_->fid);
+    if (info_) fi_freeinfo(info_);
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+
+  void exchange(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes,
+                std::uint32_t tag) override {
+    const std::size_t send_chunks = to >= 0 && send_bytes ? (send_bytes + max_message_ - 1) / max_message_ : 0;
+    const std::size_t recv_chunks = from >= 0 && recv_bytes ? (recv_bytes + max_message_ - 1) / max_message_ : 0;
+    std::vector<Operation> ops(send_chunks + recv_chunks);
+    std::size_t op = 0;
+    // Receives first, so a peer's early send finds its buffer.
+    for (std::size_t c = 0; c < recv_chunks; ++c, ++op) {
+      char* base = static_cast<char*>(recv) + c * max_message_;
+      const std::size_t bytes = std::min(max_message_, recv_bytes - c * max_message_);
+      post([&] { return fi_trecv(ep_, base, bytes, nullptr, peers_[static_cast<std::size_t>(from)], full_tag(tag, from, c), 0, &ops[op].context); },
+           "fi_trecv", from);
+    }
+    for (std::size_t c = 0; c < send_chunks; ++c, ++op) {
+      const char* base = static_cast<const char*>(send) + c * max_message_;
+      const std::size_t bytes = std::min(max_message_, send_bytes - c * max_message_);
+      post([&] { return fi_tsend(ep_, base, bytes, nullptr, peers_[static_cast<std::size_t>(to)], full_tag(tag, rank_, c), &ops[op].context); },
+           "fi_tsend", to);
+    }
+    std::size_t outstanding = ops.size();
+    auto last_progress = Clock::now();
+    while (outstanding > 0) {
+      const std::size_t done = progress();
+      if (done > 0) {
+        last_progress = Clock::now();
+        outstanding = static_cast<std::size_t>(std::count_if(ops.begin(), ops.end(), [](const Operation& o) { return !o.done; }));
+      } else if (Clock::now() - last_progress > timeout_) {
+        throw CommError("libfabric: no progress for " + std::to_string(timeout_.count() / 1000) + " s exchanging with rank " +
+                        std::to_string(to >= 0 ? to : from) + " (rank " + std::to_string(rank_) +
+                        "): the peer may have failed; check its output");
+      } else {
+        // Ranks often outnumber cores: let the peer run instead of spinning out our time slice.
+        sched_yield();
+      }
+    }
+  }
+
+ private:
+  // tag bits: user tag (32) | source rank (20) | chunk (12)
+  static std::uint64_t full_tag(std::uint32_t tag, int source, std::size_t chunk) {
+    return (static_cast<std::uint64_t>(tag) << 32) | (static_cast<std::uint64_t>(source & 0xfffff) << 12) | (chunk & 0xfff);
+  }
+
+  template <typename Post>
+  void post(Post attempt, const char* what, int peer) {
+    for (;;) {
+      const ssize_t rc = attempt();
+      if (rc == 0) return;
+      if (rc != -FI_EAGAIN) throw CommError("libfabric: " + fi_error(std::string(what) + " to/from rank " + std::to_string(peer), rc));
+      progress();
+    }
+  }
+
+  std::size_t progress() {
+    fi_cq_tagged_entry entries[64];
+    const ssize_t n = fi_cq_read(cq_, entries, 64);
+    if (n > 0) {
+      for (ssize_t i = 0; i < n; ++i) reinterpret_cast<Operation*>(entries[i].op_context)->done = true;
+      return static_cast<std::size_t>(n);
+    }
+    if (n == -FI_EAGAIN) return 0;
+    if (n == -FI_EAVAIL) {
+      fi_cq_err_entry error{};
+      fi_cq_readerr(cq_, &error, 0);
+      throw CommError(std::string("libfabric: a transfer failed: ") + fi_cq_strerror(cq_, error.prov_errno, error.err_data, nullptr, 0) +
+                      " (" + fi_strerror(error.err) + ")");
+    }
+    throw CommError("libfabric: " + fi_error("fi_cq_read", n));
+  }
+
+  int rank_, size_;
+  std::chrono::milliseconds timeout_;
+  fi_info* info_ = nullptr;
+  fid_fabric* fabric_ = nullptr;
+  fid_domain* domain_ = nullptr;
+  fid_cq* cq_ = nullptr;
+  fid_av* av_ = nullptr;
+  fid_ep* ep_ = nullptr;
+  std::vector<fi_addr_t> peers_;
+  std::size_t max_message_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Transport> make_fabric_transport(const bootstrap::LaunchContext& context, bootstrap::Store& store,
+                                                 const FabricOptions& options, std::string* description) {
+  return std::make_unique<FabricTransport>(context, store, options, description);
+}
+
+}  // namespace gpudirect::comm

@@ -1,0 +1,24 @@
+// Transport over libfabric RDM tagged endpoints: shm between ranks of one host, tcp;ofi_rxm
+// across hosts, or whatever FI_PROVIDER names.
+#pragma once
+
+#include "bootstrap/launch_context.hpp"
+#include "bootstrap/store.hpp"
+#include "comm/transport.hpp"
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace gpudirect::comm {
+
+struct FabricOptions {
+  std::string provider;   // "" = FI_PROVIDER, else shm when every rank is on one host, else tcp;ofi_rxm
+  std::string interface;  // "" = FI_TCP_IFACE, else the first of GPUDIRECT_NICS, else libfabric's choice
+  std::chrono::milliseconds timeout{60000};
+};
+
+std::unique_ptr<Transport> make_fabric_transport(const bootstrap::LaunchContext& context, bootstrap::Store& store,
+                                                 const FabricOptions& options, std::string* description);
+
+}  // namespace gpudirect::comm

@@ -1,0 +1,148 @@
+#include "comm/host_communicator.hpp"
+
+#include "comm/collectives.hpp"
+
+#include <sys/mman.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
+
+namespace gpudirect::comm {
+namespace {
+
+class FutureRequest final : public Request {
+ public:
+  explicit FutureRequest(std::future<void> future) : future_(std::move(future)) {}
+  bool test() override { return future_.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }
+  void wait() override { future_.get(); }
+
+ private:
+  std::future<void> future_;
+};
+
+class HostCommunicator final : public Communicator {
+ public:
+  HostCommunicator(std::unique_ptr<Transport> transport, std::string description)
+      : transport_(std::move(transport)), collectives_(*transport_), description_(std::move(description)) {
+    worker_ = std::thread([this] { run(); });
+  }
+
+  ~HostCommunicator() override {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    worker_.join();
+  }
+
+  int rank() const override { return transport_->rank(); }
+  int size() const override { return transport_->size(); }
+  MemoryKind memory() const override { return MemoryKind::host; }
+  std::string backend_name() const override { return description_; }
+  std::string device_description() const override { return "host memory [" + description_ + "]"; }
+
+  std::unique_ptr<Request> all_reduce(const void* s, void* r, std::size_t c, DataType t, ReduceOp op) override {
+    return submit([=, this] { collectives_.all_reduce(s, r, c, t, op); });
+  }
+  std::unique_ptr<Request> all_gather(const void* s, void* r, std::size_t c, DataType t) override {
+    return submit([=, this] { collectives_.all_gather(s, r, c, t); });
+  }
+  std::unique_ptr<Request> reduce_scatter(const void* s, void* r, std::size_t c, DataType t, ReduceOp op) override {
+    return submit([=, this] { collectives_.reduce_scatter(s, r, c, t, op); });
+  }
+  std::unique_ptr<Request> broadcast(const void* s, void* r, std::size_t c, DataType t, int root) override {
+    check_root(root);
+    return submit([=, this] { collectives_.broadcast(s, r, c, t, root); });
+  }
+  std::unique_ptr<Request> reduce(const void* s, void* r, std::size_t c, DataType t, ReduceOp op, int root) override {
+    check_root(root);
+    return submit([=, this] { collectives_.reduce(s, r, c, t, op, root); });
+  }
+  std::unique_ptr<Request> alltoall(const void* s, void* r, std::size_t c, DataType t) override {
+    return submit([=, this] { collectives_.alltoall(s, r, c, t); });
+  }
+  std::unique_ptr<Request> sendrecv(const void* s, void* r, std::size_t c, DataType t) override {
+    return submit([=, this] { collectives_.sendrecv(s, r, c, t); });
+  }
+
+  void* allocate(std::size_t bytes) override {
+    // Pre-faulted: first-touch page faults are very slow on VMs and would land in the timings.
+    void* p = ::mmap(nullptr, std::max<std::size_t>(bytes, 1), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (p == MAP_FAILED) throw CommError("cannot allocate " + std::to_string(bytes) + " bytes of host memory");
+    std::lock_guard lock(mutex_);
+    sizes_[p] = std::max<std::size_t>(bytes, 1);
+    return p;
+  }
+  void release(void* buffer) override {
+    std::lock_guard lock(mutex_);
+    if (auto it = sizes_.find(buffer); it != sizes_.end()) {
+      ::munmap(buffer, it->second);
+      sizes_.erase(it);
+    }
+  }
+  void copy_to_device(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void copy_to_host(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void synchronize() override { submit([] {})->wait(); }
+  void barrier() override { submit([this] { collectives_.barrier(); })->wait(); }
+
+ private:
+  void check_root(int root) const {
+    if (root < 0 || root >= size()) throw CommError("root " + std::to_string(root) + " is not a rank (0.." + std::to_string(size() - 1) + ")");
+  }
+
+  std::unique_ptr<Request> submit(std::function<void()> work) {
+    std::packaged_task<void()> task(std::move(work));
+    auto future = task.get_future();
+    {
+      std::lock_guard lock(mutex_);
+      queue_.push_back(std::move(task));
+    }
+    wake_.notify_one();
+    return std::make_unique<FutureRequest>(std::move(future));
+  }
+
+  void run() {
+    for (;;) {
+      std::packaged_task<void()> task;
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        task = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      task();  // exceptions travel to the Request's wait()
+    }
+  }
+
+  std::unique_ptr<Transport> transport_;
+  Collectives collectives_;
+  std::string description_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::packaged_task<void()>> queue_;
+  std::map<void*, std::size_t> sizes_;
+  bool stopping_ = false;
+  std::thread worker_;
+};
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_host_communicator(std::unique_ptr<Transport> transport, std::string description) {
+  return std::make_unique<HostCommunicator>(std::move(transport), std::move(description));
+}
+
+std::unique_ptr<Communicator> make_fabric_communicator(const bootstrap::LaunchContext& context, bootstrap::Store& store,
+                                                       const FabricOptions& options) {
+  std::string description;
+  auto transport = make_fabric_transport(context, store, options, &description);
+  return make_host_communicator(std::move(transport), description);
+}
+
+}  // namespace gpudirect::comm

@@ -1,0 +1,22 @@
+// Communicator on host memory: a Transport plus our collective algorithms, run in issue order on
+// one worker thread so calls return at once and complete in the background.
+#pragma once
+
+#include "bootstrap/launch_context.hpp"
+#include "bootstrap/store.hpp"
+#include "comm/communicator.hpp"
+#include "comm/fabric_transport.hpp"
+#include "comm/transport.hpp"
+
+#include <map>
+#include <memory>
+
+namespace gpudirect::comm {
+
+std::unique_ptr<Communicator> make_host_communicator(std::unique_ptr<Transport> transport, std::string description);
+
+// libfabric transport + our algorithms.
+std::unique_ptr<Communicator> make_fabric_communicator(const bootstrap::LaunchContext& context, bootstrap::Store& store,
+                                                       const FabricOptions& options);
+
+}  // namespace gpudirect::comm
