@@ -1,0 +1,95 @@
+#include <catch2/catch.hpp>
+
+#include "bootstrap/store.hpp"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+using namespace gpudirect::bootstrap;
+using namespace std::chrono_literals;
+
+namespace {
+
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t size = sizeof address;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+LaunchContext rank_of(int rank, int size, int port) {
+  LaunchContext c;
+  c.rank = rank;
+  c.size = size;
+  c.rendezvous_host = "127.0.0.1";
+  c.rendezvous_port = port;
+  c.hostname = "host" + std::to_string(rank);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("8 ranks: set/get, barrier, all_gather of large values", "[store]") {
+  const int port = free_port(), size = 8;
+  std::vector<std::vector<std::string>> gathered(size);
+  std::vector<std::string> got(size);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < size; ++r)
+    ranks.emplace_back([&, r] {
+      auto store = connect_store(rank_of(r, size, port), 10s);
+      if (r == 3) store->set("answer", std::string(1 << 20, 'x'));
+      got[static_cast<std::size_t>(r)] = store->get("answer");  // waits for rank 3
+      store->barrier("middle");
+      gathered[static_cast<std::size_t>(r)] = store->all_gather("names", "rank" + std::to_string(r));
+      store->barrier("end");
+    });
+  for (auto& t : ranks) t.join();
+  for (int r = 0; r < size; ++r) {
+    CHECK(got[static_cast<std::size_t>(r)].size() == (1u << 20));
+    REQUIRE(gathered[static_cast<std::size_t>(r)].size() == 8);
+    CHECK(gathered[static_cast<std::size_t>(r)][5] == "rank5");
+  }
+}
+
+TEST_CASE("a missing rank is a bounded, named error at a barrier", "[store]") {
+  const int port = free_port();
+  std::string error;
+  const auto start = std::chrono::steady_clock::now();
+  std::thread rank1([&] {
+    auto store = connect_store(rank_of(1, 3, port), 1s);
+    try {
+      store->barrier("step");
+    } catch (const StoreError& e) {
+      error = e.what();
+    }
+  });
+  {
+    auto store = connect_store(rank_of(0, 3, port), 1s);
+    try {
+      store->barrier("step");
+    } catch (const StoreError&) {
+    }
+    rank1.join();
+  }
+  CHECK(std::chrono::steady_clock::now() - start < 8s);
+  CHECK_THAT(error, Catch::Contains("barrier 'step'") && Catch::Contains("2 of 3 ranks arrived"));
+}
+
+TEST_CASE("an unreachable rendezvous fails within the timeout, saying where", "[store]") {
+  const int port = free_port();  // nobody listens there
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH(connect_store(rank_of(2, 4, port), 1s),
+                    Catch::Contains("cannot reach the rendezvous at 127.0.0.1:" + std::to_string(port)) && Catch::Contains("rank 2 of 4"));
+  CHECK(std::chrono::steady_clock::now() - start < 5s);
+  CHECK_THROWS_WITH(connect_store([] { auto c = rank_of(1, 2, 1); c.rendezvous_host = "no-such-host.invalid"; return c; }(), 300ms),
+                    Catch::Contains("cannot resolve no-such-host.invalid"));
+}
