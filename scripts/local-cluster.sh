@@ -144,6 +144,8 @@ EOF
     fi
   done
   echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP" >>"$CONF"
+  { cat /etc/hosts; echo "# nodes of the local cluster (scripts/local-cluster.sh)"
+    for i in $(seq 1 "$NODES"); do echo "$CTL_NET.$((10 + i)) $(node_name "$i")"; done; } >"$DIR/etc/hosts"
   cat >"$DIR/etc/gres.conf" <<EOF
 AutoDetect=off
 Name=gpu File=$DIR/dev/nvidia[0-7]
@@ -194,8 +196,9 @@ start_daemons() {
   for i in $(seq 1 "$NODES"); do
     name=$(node_name "$i")
     if [ "$NETNS" = 1 ]; then
-      nsenter --net="/run/netns/$(netns_name "$i")" unshare --uts \
-        sh -c "hostname $name && exec slurmd -f '$CONF' -N $name" \
+      # Own UTS and mount namespaces: the node's hostname, and an /etc/hosts that resolves every node.
+      nsenter --net="/run/netns/$(netns_name "$i")" unshare --uts --mount \
+        sh -c "mount --bind '$DIR/etc/hosts' /etc/hosts && hostname $name && exec slurmd -f '$CONF' -N $name" \
         || die "slurmd $name did not start: $(tail -5 "$DIR/log/slurmd-$name.log" 2>/dev/null)"
     else
       slurmd -f "$CONF" -N "$name" || die "slurmd $name did not start: $(tail -5 "$DIR/log/slurmd-$name.log" 2>/dev/null)"
