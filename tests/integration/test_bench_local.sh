@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# gpudirect-launch bench over libfabric shm with --np local ranks: every collective, op and type,
+# rank counts 1, 2, 3, 4, 5, 8, sizes whose element counts do not divide by the rank count, both
+# the small-message and the ring algorithms. Output parsed the way users' nccl-tests scripts do.
+set -uo pipefail
+SRC=${GPUDIRECT_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+BUILD=${GPUDIRECT_BUILD_DIR:-$SRC/build/release}
+LAUNCH=$BUILD/launcher/gpudirect-launch
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0 failed=0
+pass() { passed=$((passed + 1)); }
+fail() { failed=$((failed + 1)); echo "FAIL: $1"; [ -n "${2:-}" ] && tail -n 15 "$2" | sed 's/^/    /'; }
+
+# What a parsing script reads: data rows (11 columns after the 5 leading ones) and the footers.
+parse_ok() {
+  awk '/^(\[0\] )? +[0-9]+ +[0-9]+ / { rows++; n = NF; if ($(n) != 0 || $(n-4) != 0) bad++ }
+       /Out of bounds values : 0 OK/ { footer++ }
+       /Avg bus bandwidth/ { avg++ }
+       END { exit !(rows > 0 && bad == 0 && footer == 1 && avg == 1) }' "$1"
+}
+
+for np in 1 2 3 4 5 8; do
+  for collective in all_reduce reduce_scatter reduce all_gather broadcast alltoall sendrecv; do
+    case $collective in all_reduce|reduce_scatter|reduce) ops=all ;; *) ops=sum ;; esac
+    root=$((np - 1))
+    log=$work/$collective-$np.log
+    if timeout 300 "$LAUNCH" --np "$np" --timeout 60 bench "$collective" -b 8 -e 1M -f 40 -d all -o "$ops" -r "$root" -n 2 -w 1 -c 1 >"$log" 2>&1; then
+      if parse_ok "$log"; then pass; else fail "$collective with $np ranks: wrong results or malformed table" "$log"; fi
+    else
+      fail "$collective with $np ranks exited $?" "$log"
+    fi
+  done
+done
+
+# nccl-tests binary names, JSON output and the threshold's exit code.
+json=$work/out.json
+"$LAUNCH" --np 2 bench all_reduce_perf -b 64K -e 64K -n 3 -J "$json" >"$work/json.log" 2>&1 && python3 -c "
+import json,sys; d=json.load(open('$json')); r=d['rows'][0]
+sys.exit(0 if d['ranks']==2 and r['size']==65536 and len(r['out_of_place']['rank_times_us'])==2 and d['wrong_total']==0 else 1)" \
+  && pass || fail "JSON output" "$work/json.log"
+"$LAUNCH" --np 2 bench all_gather -b 64K -e 64K -n 3 --min-busbw 100000 >"$work/min.log" 2>&1
+rc=$?
+[ $rc -eq 7 ] && grep -q "Avg bus bandwidth.*FAILED" "$work/min.log" && pass || fail "--min-busbw under threshold should exit 7 (got $rc)" "$work/min.log"
+NCCL_TESTS_MIN_BW=100000 "$LAUNCH" --np 2 bench all_gather -b 64K -e 64K -n 3 >"$work/env.log" 2>&1
+rc=$?
+[ $rc -eq 7 ] && pass || fail "NCCL_TESTS_MIN_BW under threshold should exit 7 (got $rc)" "$work/env.log"
+"$LAUNCH" bench gather -b 8 >"$work/usage.log" 2>&1
+rc=$?
+[ $rc -eq 6 ] && grep -q "unknown collective 'gather'" "$work/usage.log" && pass || fail "unknown collective: exit 6 with message (got $rc)" "$work/usage.log"
+"$LAUNCH" bench all_reduce -d float128 >"$work/usage2.log" 2>&1
+[ $? -eq 6 ] && grep -q "unknown datatype 'float128'" "$work/usage2.log" && pass || fail "unknown datatype: exit 6" "$work/usage2.log"
+
+# A rank that never reaches the rendezvous is a bounded, clear error.
+start=$SECONDS
+GPUDIRECT_LAUNCH_RANK=1 GPUDIRECT_LAUNCH_SIZE=2 GPUDIRECT_LAUNCH_PORT=1 "$LAUNCH" --timeout 2 bench all_reduce -b 8 -e 8 >"$work/rdv.log" 2>&1
+rc=$?
+[ $rc -eq 4 ] && [ $((SECONDS - start)) -lt 15 ] && grep -q "cannot reach the rendezvous at 127.0.0.1:1" "$work/rdv.log" && pass \
+  || fail "unreachable rendezvous: exit 4 within the timeout with a message (rc $rc, $((SECONDS - start)) s)" "$work/rdv.log"
+# Only rank 0 fails (it alone writes the JSON file): --np reports it and nothing hangs.
+start=$SECONDS
+"$LAUNCH" --np 2 --timeout 3 bench all_reduce -b 8 -e 8 -J /nonexistent/dir/out.json >"$work/fail.log" 2>&1
+rc=$?
+[ $rc -ne 0 ] && [ $((SECONDS - start)) -lt 30 ] && grep -q "rank 0 exited with code" "$work/fail.log" && pass \
+  || fail "a failing rank fails --np quickly (rc $rc, $((SECONDS - start)) s)" "$work/fail.log"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

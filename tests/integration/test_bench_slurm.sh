@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# gpudirect-launch bench under the real local Slurm: ranks on 2 nodes (network namespaces) talk
+# libfabric tcp;ofi_rxm, each on the NIC the plugin gave it; the local sbatch check script.
+source "$(dirname "$0")/lib.sh"
+cluster_up
+
+for collective in all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv; do
+  out=$(timeout 180 srun -N2 --ntasks-per-node=2 "$LAUNCH" --timeout 60 bench "$collective" -b 8 -e 1M -f 40 -d all -n 2 -w 1 -r 3 2>&1)
+  rc=$?
+  if [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q "Out of bounds values : 0 OK" && printf '%s\n' "$out" | grep -q "tcp;ofi_rxm"; then
+    pass "$collective across 2 nodes x 2 ranks over tcp: every type correct"
+  else
+    fail "$collective across 2 nodes (rc $rc)" "$(printf '%s\n' "$out" | tail -15)"
+  fi
+done
+
+out=$(timeout 180 srun -N2 --ntasks-per-node=2 --gpus-per-task=1 --gpu-direct=tcpxo "$LAUNCH" --timeout 60 bench all_reduce -b 1M -e 1M -o all 2>&1)
+expect_contains "with --gpu-direct each rank uses the plugin's NIC" "node2 device  1 [host] libfabric:tcp;ofi_rxm on enp7s0" "$out"
+expect_contains "with --gpu-direct: all ops correct" "Out of bounds values : 0 OK" "$out"
+
+out=$(timeout 120 srun -N2 --ntasks-per-node=2 "$LAUNCH" rendezvous-check 2>&1)
+expect_contains "rendezvous-check lists every rank" "3 node2 1/2" "$out"
+
+job_out=$CLUSTER_DIR/allgather.out
+if GPUDIRECT_LAUNCH=$LAUNCH timeout 300 sbatch --wait -o "$job_out" "$SRC/scripts/sbatch/allgather-local.sbatch" >/dev/null; then
+  expect_contains "allgather-local.sbatch passes" "Out of bounds values : 0 OK" "$(cat "$job_out")"
+else
+  fail "allgather-local.sbatch failed" "$(tail -20 "$job_out")"
+fi
+
+summary
