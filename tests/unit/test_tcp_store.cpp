@@ -1,10 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "bootstrap/local_spawn.hpp"
 #include "bootstrap/store.hpp"
-
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <thread>
@@ -13,18 +10,6 @@ using namespace gpudirect::bootstrap;
 using namespace std::chrono_literals;
 
 namespace {
-
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t size = sizeof address;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
 
 LaunchContext rank_of(int rank, int size, int port) {
   LaunchContext c;
@@ -39,7 +24,7 @@ LaunchContext rank_of(int rank, int size, int port) {
 }  // namespace
 
 TEST_CASE("8 ranks: set/get, barrier, all_gather of large values", "[store]") {
-  const int port = free_port(), size = 8;
+  const int port = free_local_port(), size = 8;
   std::vector<std::vector<std::string>> gathered(size);
   std::vector<std::string> got(size);
   std::vector<std::thread> ranks;
@@ -61,7 +46,7 @@ TEST_CASE("8 ranks: set/get, barrier, all_gather of large values", "[store]") {
 }
 
 TEST_CASE("a missing rank is a bounded, named error at a barrier", "[store]") {
-  const int port = free_port();
+  const int port = free_local_port();
   std::string error;
   const auto start = std::chrono::steady_clock::now();
   std::thread rank1([&] {
@@ -85,7 +70,7 @@ TEST_CASE("a missing rank is a bounded, named error at a barrier", "[store]") {
 }
 
 TEST_CASE("an unreachable rendezvous fails within the timeout, saying where", "[store]") {
-  const int port = free_port();  // nobody listens there
+  const int port = free_local_port();  // nobody listens there
   const auto start = std::chrono::steady_clock::now();
   CHECK_THROWS_WITH(connect_store(rank_of(2, 4, port), 1s),
                     Catch::Contains("cannot reach the rendezvous at 127.0.0.1:" + std::to_string(port)) && Catch::Contains("rank 2 of 4"));

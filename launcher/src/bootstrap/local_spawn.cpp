@@ -20,19 +20,25 @@ namespace {
 volatile sig_atomic_t interrupted = 0;
 void on_signal(int) { interrupted = 1; }
 
-int free_port() {
+}  // namespace
+
+int free_local_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t size = sizeof address;
   if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) != 0)
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) != 0) {
+    if (fd >= 0) ::close(fd);
     throw std::runtime_error("cannot find a free local port for the rendezvous");
+  }
   const int port = ntohs(address.sin_port);
   ::close(fd);
   return port;
 }
+
+namespace {
 
 struct Rank {
   pid_t pid = -1;
@@ -60,7 +66,7 @@ void emit(std::string& buffer, int rank, FILE* stream, bool flush) {
 
 int spawn_local_ranks(int ranks, const std::vector<std::string>& argv) {
   if (ranks < 1 || ranks > 1024) throw std::invalid_argument("--np must be between 1 and 1024");
-  const std::string port = std::to_string(free_port());
+  const std::string port = std::to_string(free_local_port());
   std::vector<Rank> children(static_cast<std::size_t>(ranks));
   struct sigaction action {};
   action.sa_handler = on_signal;

@@ -11,4 +11,7 @@ namespace gpudirect::bootstrap {
 // When one rank fails the others get SIGTERM after a grace period, then SIGKILL: nothing hangs.
 int spawn_local_ranks(int ranks, const std::vector<std::string>& argv);
 
+// A TCP port on 127.0.0.1 that was free a moment ago (for a local rendezvous).
+int free_local_port();
+
 }  // namespace gpudirect::bootstrap

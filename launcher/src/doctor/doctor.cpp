@@ -2,6 +2,7 @@
 // calls), and inside a task a check that the task got what the plugin meant to give it.
 #include "subcommands.hpp"
 
+#include "bootstrap/launch_context.hpp"
 #include "doctor/plugstack_file.hpp"
 #include "gpudirect/task_setup.hpp"
 #include "gpudirect/topology_sources.hpp"
@@ -13,8 +14,6 @@
 #include <cstdio>
 #include <iostream>
 
-extern char** environ;
-
 namespace gpudirect::launcher {
 namespace {
 
@@ -25,16 +24,6 @@ struct DoctorOptions {
   bool json = false;
   bool check = false;
 };
-
-std::map<std::string, std::string> process_environment() {
-  std::map<std::string, std::string> env;
-  for (char** entry = environ; entry && *entry; ++entry) {
-    const std::string text(*entry);
-    const auto eq = text.find('=');
-    if (eq != std::string::npos) env[text.substr(0, eq)] = text.substr(eq + 1);
-  }
-  return env;
-}
 
 CpuSet current_affinity() {
   CpuSet::Native native;
@@ -140,7 +129,7 @@ int run_doctor(const DoctorOptions& options) {
   const std::string host = host_name();
   Topology topology = config.topology.empty() ? load_live_topology() : load_topology_file(config.topology);
   const NodePlan plan = plan_node(topology);
-  const auto env = process_environment();
+  const auto env = bootstrap::current_environment();
   const bool in_task = env.count("GPUDIRECT_MODE") > 0;
   if (options.check && !in_task) {
     std::fprintf(stderr, "gpudirect doctor: --check needs a task started with srun --gpu-direct (GPUDIRECT_MODE is not set)\n");
