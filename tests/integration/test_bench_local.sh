@@ -61,7 +61,7 @@ rc=$?
 start=$SECONDS
 "$LAUNCH" --np 2 --timeout 3 bench all_reduce -b 8 -e 8 -J /nonexistent/dir/out.json >"$work/fail.log" 2>&1
 rc=$?
-[ $rc -ne 0 ] && [ $((SECONDS - start)) -lt 30 ] && grep -q "rank 0 exited with code" "$work/fail.log" && pass \
+[ $rc -ne 0 ] && [ $((SECONDS - start)) -lt 30 ] && grep -qE "rank [0-9]+ exited with code" "$work/fail.log" && pass \
   || fail "a failing rank fails --np quickly (rc $rc, $((SECONDS - start)) s)" "$work/fail.log"
 
 echo "$passed passed, $failed failed"
