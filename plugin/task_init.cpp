@@ -34,12 +34,6 @@ std::string hostname() {
   return name.data();
 }
 
-CpuSet current_affinity() {
-  CpuSet::Native native;
-  CpuSet::range(0, 0).to_cpu_set(native);  // allocates glibc's default size
-  if (sched_getaffinity(0, native.size, native.set) != 0) return {};
-  return CpuSet::from_cpu_set(native.set, native.size);
-}
 
 }  // namespace
 
@@ -68,7 +62,7 @@ int on_task_init(spank_t spank) {
   if (s.option_given) input.request = s.request;
   input.hostname = host;
   input.facts = s.node->facts;
-  input.allowed_cpus = current_affinity();
+  input.allowed_cpus = CpuSet::of_this_thread();
   for (const char* name : {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES", "SLURM_JOB_ID",
                            "SLURM_CPU_BIND_TYPE", "SLURM_NODEID", "SLURM_STEP_TASKS_PER_NODE", "SLURM_GPUS_ON_NODE"})
     if (auto value = get_env(spank, name)) input.env[name] = *value;

@@ -198,4 +198,11 @@ void CpuSet::to_cpu_set(Native& out) const {
   for (int cpu : cpus()) CPU_SET_S(static_cast<std::size_t>(cpu), out.size, out.set);
 }
 
+CpuSet CpuSet::of_this_thread() {
+  Native native;
+  CpuSet().to_cpu_set(native);  // glibc's default size, or larger
+  if (sched_getaffinity(0, native.size, native.set) != 0) return {};
+  return from_cpu_set(native.set, native.size);
+}
+
 }  // namespace gpudirect

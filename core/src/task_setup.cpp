@@ -1,6 +1,7 @@
 #include "gpudirect/task_setup.hpp"
 
 #include "gpudirect/gpu_selection.hpp"
+#include "gpudirect/slurm_tasks.hpp"
 
 #include <filesystem>
 
@@ -30,25 +31,17 @@ std::string join(const std::vector<std::string>& items) {
 
 bool is_efa(const std::string& rdma) { return rdma.starts_with("rdmap") || rdma.starts_with("efa"); }
 
-// Tasks of one node are numbered by SLURM_LOCALID; SLURM_STEP_TASKS_PER_NODE is "8(x2)" or "3,1".
+// Tasks on this node: Slurm's own count when the plugin passes it, else SLURM_STEP_TASKS_PER_NODE.
 int local_task_count(const std::map<std::string, std::string>& env) {
-  const int from_gpus_env = env_int(env, "SLURM_LOCAL_TASKS", -1);  // not set by Slurm 22.05; tests may
-  if (from_gpus_env > 0) return from_gpus_env;
+  const int counted = env_int(env, "SLURM_LOCAL_TASKS", -1);  // the plugin's S_JOB_LOCAL_TASK_COUNT
+  if (counted > 0) return counted;
   const std::string per_node = env_or(env, "SLURM_STEP_TASKS_PER_NODE", env_or(env, "SLURM_TASKS_PER_NODE"));
-  const int node = env_int(env, "SLURM_NODEID", 0);
-  int index = 0;
-  std::size_t start = 0;
-  while (start < per_node.size()) {
-    std::size_t comma = per_node.find(',', start);
-    if (comma == std::string::npos) comma = per_node.size();
-    const std::string item = per_node.substr(start, comma - start);
-    int count = 0, repeat = 1;
-    if (std::sscanf(item.c_str(), "%d(x%d)", &count, &repeat) < 1) return 1;
-    if (node < index + repeat) return count;
-    index += repeat;
-    start = comma + 1;
+  if (per_node.empty()) return 1;
+  try {
+    return tasks_on_node(per_node, env_int(env, "SLURM_NODEID", 0));
+  } catch (const std::invalid_argument&) {
+    return 1;
   }
-  return 1;
 }
 
 }  // namespace

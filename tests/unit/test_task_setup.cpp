@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "gpudirect/readiness.hpp"
+#include "gpudirect/slurm_tasks.hpp"
 #include "gpudirect/task_setup.hpp"
 #include "gpudirect/topology_sources.hpp"
 
@@ -104,4 +105,19 @@ TEST_CASE("readiness waits are bounded", "[readiness]") {
   CHECK_THAT(result.detail, Catch::Contains("does not exist") && Catch::Contains("after waiting 1 s"));
   CHECK(waited < std::chrono::seconds(3));
   CHECK(wait_until_ready(GPUDIRECT_FIXTURE_DIR, 0).ready);
+}
+
+TEST_CASE("Slurm's tasks-per-node lists", "[task_setup]") {
+  CHECK(tasks_on_node("8(x2)", 1) == 8);
+  CHECK(tasks_on_node("3,1", 0) == 3);
+  CHECK(tasks_on_node("3,1", 1) == 1);
+  CHECK(tasks_on_node("2(x3),5", 3) == 5);
+  CHECK_THROWS_WITH(tasks_on_node("8(x2)", 2), Catch::Contains("no entry for node 2"));
+  CHECK_THROWS_WITH(tasks_on_node("many", 0), Catch::Contains("N(xM)"));
+}
+
+TEST_CASE("this thread's CPU affinity is readable", "[task_setup]") {
+  const CpuSet mine = CpuSet::of_this_thread();
+  CHECK(mine.count() >= 1);
+  CHECK((mine & load_live_topology().all_cpus) == mine);
 }

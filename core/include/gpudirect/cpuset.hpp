@@ -25,6 +25,8 @@ class CpuSet {
   // Throws std::invalid_argument quoting the text.
   static CpuSet parse_hex_mask(std::string_view text);
   static CpuSet from_cpu_set(const cpu_set_t* set, std::size_t set_size_bytes);
+  // The calling thread's affinity (sched_getaffinity); empty if the kernel refuses.
+  static CpuSet of_this_thread();
   static CpuSet range(int first, int last);  // inclusive; throws std::invalid_argument if first > last
 
   void insert(int cpu);  // throws std::invalid_argument outside 0..kMaxCpus-1

@@ -1,11 +1,11 @@
 #include "bootstrap/launch_context.hpp"
 
 #include "gpudirect/hostlist.hpp"
+#include "gpudirect/slurm_tasks.hpp"
 
 #include <unistd.h>
 
 #include <charconv>
-#include <cstdio>
 #include <stdexcept>
 
 extern char** environ;
@@ -31,23 +31,6 @@ int as_int(const Env& env, const std::string& name, int min, int max) {
 
 int int_or(const Env& env, const std::string& name, int fallback, int min, int max) {
   return find(env, name) ? as_int(env, name, min, max) : fallback;
-}
-
-// "8(x2),3" -> tasks on node `node`.
-int tasks_on_node(const std::string& per_node, int node) {
-  int index = 0;
-  std::size_t start = 0;
-  while (start < per_node.size()) {
-    std::size_t comma = per_node.find(',', start);
-    if (comma == std::string::npos) comma = per_node.size();
-    int count = 0, repeat = 1;
-    if (std::sscanf(per_node.substr(start, comma - start).c_str(), "%d(x%d)", &count, &repeat) < 1 || count < 1 || repeat < 1)
-      throw std::invalid_argument("SLURM_STEP_TASKS_PER_NODE=" + per_node + " is not Slurm's N(xM),... form");
-    if (node < index + repeat) return count;
-    index += repeat;
-    start = comma + 1;
-  }
-  throw std::invalid_argument("SLURM_STEP_TASKS_PER_NODE=" + per_node + " has no entry for node " + std::to_string(node));
 }
 
 // Same job and step on every node gives the same port; different steps get different ones.
@@ -82,7 +65,7 @@ LaunchContext context_from_environment(const Env& env) {
     c.rank = as_int(env, "SLURM_PROCID", 0, c.size - 1);
     c.local_rank = int_or(env, "SLURM_LOCALID", 0, 0, 1 << 20);
     c.node = int_or(env, "SLURM_NODEID", 0, 0, 1 << 20);
-    if (const auto* per_node = find(env, "SLURM_STEP_TASKS_PER_NODE")) c.local_size = tasks_on_node(*per_node, c.node);
+    if (const auto* per_node = find(env, "SLURM_STEP_TASKS_PER_NODE")) c.local_size = gpudirect::tasks_on_node(*per_node, c.node);
     const auto hosts = expand_hostlist(*find(env, "SLURM_STEP_NODELIST"));
     c.rendezvous_host = hosts.front();
     if (const auto* ports = find(env, "SLURM_STEP_RESV_PORTS")) {

@@ -25,12 +25,6 @@ struct DoctorOptions {
   bool check = false;
 };
 
-CpuSet current_affinity() {
-  CpuSet::Native native;
-  CpuSet::range(0, 0).to_cpu_set(native);
-  if (sched_getaffinity(0, native.size, native.set) != 0) return {};
-  return CpuSet::from_cpu_set(native.set, native.size);
-}
 
 std::string host_name() {
   char name[256] = {};
@@ -84,7 +78,7 @@ int check_task(const Topology& topology, const NodePlan& plan, const PluginConfi
   input.config = config;
   input.request.mode = parse_mode(env.at("GPUDIRECT_MODE"));
   input.env = env;
-  input.allowed_cpus = current_affinity();
+  input.allowed_cpus = CpuSet::of_this_thread();
   input.hostname = host;
   input.facts = probe_node_facts(config);
   std::vector<std::string> problems;
@@ -100,7 +94,7 @@ int check_task(const Topology& topology, const NodePlan& plan, const PluginConfi
     if (auto expected = apply_env_action(action, current); expected && expected != current)
       problems.push_back(action.name + " is '" + current.value_or("(unset)") + "', expected '" + *expected + "'");
   }
-  const CpuSet actual = current_affinity();
+  const CpuSet actual = CpuSet::of_this_thread();
   if (setup.set_affinity && !(actual == setup.binding.cpus))
     problems.push_back("CPU affinity is " + actual.to_list() + ", expected " + setup.binding.cpus.to_list());
   const std::string who = "task " + (env.count("SLURM_PROCID") ? env.at("SLURM_PROCID") : std::string("?")) + " on " + host;
