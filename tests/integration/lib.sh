@@ -14,6 +14,9 @@ passed=0
 failed=0
 
 [ "$(id -u)" -eq 0 ] || { echo "integration tests need root (Slurm daemons, network namespaces)"; exit 1; }
+# One local cluster at a time on this machine: ports, bridges and gd-node* namespaces are shared.
+exec 9>/tmp/gpudirect-local-cluster.lock
+flock -w 1200 9 || { echo "another local-cluster test held the lock for 20 minutes"; exit 1; }
 [ -f "$PLUGIN" ] || { echo "no plugin at $PLUGIN: build first"; exit 1; }
 
 mkdir -p "$LIB_DIR"
