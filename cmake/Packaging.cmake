@@ -40,6 +40,9 @@ function(gpudirect_configure_package)
     set(next_minor "0${next_minor}")
   endif()
 
+  # The RxDM prolog/epilog (scripts/rxdm/), where scripts/install-node.sh puts it too.
+  install(PROGRAMS ${PROJECT_SOURCE_DIR}/scripts/rxdm/gpudirect-rxdm DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/gpudirect-slurm)
+
   # The plugstack line the package ships: default=off, so installing changes nothing until an
   # admin opts in (edits this conffile).
   set(GPUDIRECT_PACKAGED_PLUGIN "${CMAKE_INSTALL_FULL_LIBDIR}/slurm-wlm/spank_gpudirect.so")
@@ -67,7 +70,8 @@ function(gpudirect_configure_package)
   set(CPACK_PACKAGE_CONTACT "gpudirect-slurm maintainers <gpudirect-slurm@example.org>")
   set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Slurm SPANK plugin for GPUDirect NIC/CPU binding (TCPXO, TCPX, RDMA)")
   set(CPACK_PACKAGE_DESCRIPTION
-      "spank_gpudirect.so gives every task of srun --gpu-direct the CPUs and NICs local to its GPUs\nand the GPUDirect network environment of its mode (A3 Mega TCPXO, A3 High TCPX, RDMA).\ngpudirect-launch runs collective benchmarks, the node doctor and binding checks.\nBuilt for Slurm ${slurm_series}; the shipped plugstack line is default=off.")
+      "spank_gpudirect.so gives every task of srun --gpu-direct the CPUs and NICs\nlocal to its GPUs and the network environment of its mode (A3 Mega TCPXO,\nA3 High TCPX, RDMA). gpudirect-launch runs collective benchmarks, the node\ndoctor and binding checks. Built for Slurm ${slurm_series}; the shipped\nplugstack line is default=off.")
+  set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
   set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
   set(CPACK_DEBIAN_PACKAGE_SECTION admin)
   set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
@@ -79,10 +83,10 @@ function(gpudirect_configure_package)
       "${PROJECT_BINARY_DIR}/packaging/control/conffiles;${PROJECT_BINARY_DIR}/packaging/control/postrm")
   set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
   set(CPACK_STRIP_FILES ON)
-  # Everything `cmake --install` installs, plus the package-only files (conffile, copyright).
-  set(CPACK_COMPONENTS_ALL Unspecified debian)
-  set(CPACK_COMPONENTS_GROUPING ALL_COMPONENTS_IN_ONE)
-  set(CPACK_DEB_COMPONENT_INSTALL OFF)
+  # Everything `cmake --install` installs, plus the package-only files (conffile, copyright),
+  # which `cmake --install` leaves alone (EXCLUDE_FROM_ALL): it must not overwrite an admin's line.
+  set(CPACK_INSTALL_CMAKE_PROJECTS
+      "${PROJECT_BINARY_DIR};gpudirect-slurm;ALL;/;${PROJECT_BINARY_DIR};gpudirect-slurm;debian;/")
   if(NOT CMAKE_INSTALL_PREFIX STREQUAL "/usr")
     # The plugin compiles its profile dir in; a package must install where it looks.
     set(CPACK_PRE_BUILD_SCRIPTS ${PROJECT_SOURCE_DIR}/cmake/packaging/refuse-prefix.cmake)

@@ -175,7 +175,7 @@ plan() {
   PLUGSTACK_LINE=${PLUGSTACK_LINE% }
   PLUGSTACK_FILE=$SLURM_CONF_DIR/plugstack.conf.d/gpudirect.conf
   FILES=()  # "mode target source"
-  FILES+=("0755 $PLUGIN_DIR/spank_gpudirect.so $PLUGIN_SO")
+  FILES+=("0644 $PLUGIN_DIR/spank_gpudirect.so $PLUGIN_SO")
   FILES+=("0755 $PREFIX/bin/gpudirect-launch $LAUNCH_BIN")
   local profile
   for profile in "$repo"/profiles/*.conf; do
