@@ -48,9 +48,9 @@ Where:
   --build-dir DIR        the build to install (default: <repo>/build/release)
   --prefix DIR           for gpudirect-launch, profiles, gpudirect-rxdm (default: the prefix the
                          plugin was built for; another one adds profile_dir= to the line)
-  --plugin-dir DIR       Slurm's plugin dir (default: PluginDir from slurm.conf, else from
-                         `scontrol show config`, else the dir of Debian's slurm-wlm-basic-plugins,
-                         else <slurmd's prefix>/lib/slurm)
+  --plugin-dir DIR       Slurm's plugin dir (default: PluginDir from slurm.conf, else the dir of
+                         Debian's slurm-wlm-basic-plugins, else <slurmd's prefix>/lib/slurm,
+                         else PluginDir from `scontrol show config`)
   --slurm-conf-dir DIR   Slurm's config dir (default: dir of $SLURM_CONF, /etc/slurm,
                          /usr/local/etc/slurm); the line goes to DIR/plugstack.conf.d/
   --slurm-version X.Y    the Slurm this node runs (default: from `slurmd -V`)
@@ -144,10 +144,6 @@ find_plugin_dir() {
     PLUGIN_DIR=$(sed -n 's/^[[:space:]]*[Pp]lugin[Dd]ir[[:space:]]*=[[:space:]]*\([^[:space:]:#]*\).*/\1/p' "$conf" | tail -1)
     [ -n "$PLUGIN_DIR" ] && return
   fi
-  if command -v scontrol >/dev/null 2>&1; then
-    PLUGIN_DIR=$(timeout 10 scontrol show config 2>/dev/null | sed -n 's/^PluginDir *= *\([^:]*\).*/\1/p' || true)
-    [ -n "$PLUGIN_DIR" ] && return
-  fi
   if command -v dpkg >/dev/null 2>&1; then
     PLUGIN_DIR=$(dpkg -L slurm-wlm-basic-plugins 2>/dev/null | grep -E '/slurm-wlm$' | head -1 || true)
     [ -n "$PLUGIN_DIR" ] && return
@@ -157,6 +153,10 @@ find_plugin_dir() {
     local dir
     dir=$(cd "$(dirname "$slurmd")/.." && pwd)/lib/slurm
     if ls "$dir"/*.so >/dev/null 2>&1; then PLUGIN_DIR=$dir; return; fi
+  fi
+  if command -v scontrol >/dev/null 2>&1; then
+    PLUGIN_DIR=$(timeout 5 scontrol show config 2>/dev/null | sed -n 's/^PluginDir *= *\([^:]*\).*/\1/p' || true)
+    [ -n "$PLUGIN_DIR" ] && return
   fi
   die "cannot find Slurm's plugin dir (no PluginDir in $conf, no answer from scontrol, no slurm-wlm-basic-plugins package, no lib/slurm next to slurmd): pass --plugin-dir DIR"
 }
@@ -247,7 +247,7 @@ install_files() {
       esac
     done <"$MANIFEST"
   fi
-  printf '%s\n' "${new_manifest[@]}" | awk '!seen[$0]++' >"$MANIFEST.tmp"
+  printf '%s\n' "${new_manifest[@]}" | sort -u >"$MANIFEST.tmp"
   mv -f "$MANIFEST.tmp" "$MANIFEST"
 }
 
