@@ -52,12 +52,18 @@ cluster up --plugin "$PLUGIN" --plugin-args "$(base_args rxdm_ready=$READY rxdm_
   --prolog "$CLUSTER_DIR/prolog" --epilog "$CLUSTER_DIR/epilog" --node-private "$NODERUN" >/dev/null ||
   { echo "cluster did not start"; exit 1; }
 
-# 1. A single-node job on A3 Mega: nothing to do.
+# 1. A single-node job on A3 Mega: no RxDM; the ready file says none is needed, so the plugin's
+#    wait for it lets a --gpu-direct=tcpxo task start at once.
 behaviour "ready-after 0"
-out=$(srun -Q -N1 -n1 bash -c "ls $NODERUN; echo ok" 2>&1)
-expect_eq "single-node job: the prolog is a no-op (no container, no ready file)" "ok|" "$out|$(cat "$STATE"/node*/calls 2>/dev/null)"
+out=$(srun -Q -N1 -n1 --gpus-per-task=1 --gpu-direct=tcpxo bash -c "echo \$GPUDIRECT_MODE \$(cat $READY)" 2>&1)
+job=$(last_job)
+expect_eq "single-node job: no container; the ready file says none is needed; the task starts" \
+  "tcpxo job=$job container=none mode=tcpxo|" "$out|$(cat "$STATE"/node*/calls 2>/dev/null)"
+wait_epilog
+expect_eq "... and the epilog removes it" "absent" "$(on_node node1 test -e "$READY" && echo present || echo absent)"
 
 # 2. Another machine type: nothing to do; the plugin, asked for tcpxo, then waits for RxDM in vain.
+rm -f "$STATE"/node*/calls
 settings n2-standard-8
 out=$(srun -Q -N2 --ntasks-per-node=1 bash -c "ls $NODERUN; echo ok" 2>&1)
 expect_eq "another machine type: the prolog is a no-op" "ok
