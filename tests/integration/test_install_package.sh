@@ -63,6 +63,7 @@ files=$(dpkg-deb -c "$deb" | awk '$1 !~ /^d/ {sub(/^\./, "", $6); print $6}')
 out=$(dpkg -r "$PACKAGE" 2>&1) || fail "dpkg -r succeeds" "$out"
 left=$(for f in $files; do [ -e "$f" ] && echo "$f"; done)
 expect_eq "dpkg -r leaves none of the package's files (conffile included)" "" "$left"
+expect_eq "... and leaves Slurm's own plugstack.conf.d" "yes" "$([ -d /etc/slurm/plugstack.conf.d ] && echo yes)"
 dpkg -P "$PACKAGE" >/dev/null 2>&1
 expect_eq "dpkg -P forgets the package" "" "$(dpkg-query -W -f='${Status}' "$PACKAGE" 2>/dev/null)"
 
