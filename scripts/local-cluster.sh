@@ -13,6 +13,9 @@ NODES=2
 PLUGIN=""
 PLUGIN_ARGS=""
 NETNS=1
+PROLOG=""
+EPILOG=""
+NODE_PRIVATE=""
 CTL_PORT=16817
 SLURMD_PORT=16818
 BRIDGE=gdbr0
@@ -40,6 +43,10 @@ Options:
   --nodes N             number of nodes, 1..8 (default 2)
   --plugin PATH         spank_gpudirect.so to list in plugstack.conf (default: none)
   --plugin-args "ARGS"  its plugstack arguments, e.g. "default=off topology=/path/topo.xml"
+  --prolog PATH         Prolog= in slurm.conf (with PrologFlags=Alloc: it runs when a job starts)
+  --epilog PATH         Epilog= in slurm.conf
+  --node-private DIR    an existing directory that each node sees as its own empty tmpfs (like a
+                        node's own /run), e.g. for files a prolog creates per node (needs netns)
   --no-netns            run every slurmd on localhost with its own port instead of in a namespace
                         (tasks then share this machine's hostname and interfaces)
   -h, --help            this help
@@ -58,6 +65,9 @@ parse_options() {
       --nodes) NODES=${2:?--nodes needs a value}; shift 2 ;;
       --plugin) PLUGIN=${2:?--plugin needs a value}; shift 2 ;;
       --plugin-args) PLUGIN_ARGS=${2-}; shift 2 ;;
+      --prolog) PROLOG=${2:?--prolog needs a path}; shift 2 ;;
+      --epilog) EPILOG=${2:?--epilog needs a path}; shift 2 ;;
+      --node-private) NODE_PRIVATE=${2:?--node-private needs a directory}; shift 2 ;;
       --no-netns) NETNS=0; shift ;;
       -h|--help) usage; exit 0 ;;
       *) die "unknown option '$1' (try --help)" ;;
@@ -65,6 +75,12 @@ parse_options() {
   done
   case "$NODES" in [1-8]) ;; *) die "--nodes must be between 1 and 8" ;; esac
   [ -z "$PLUGIN" ] || [ -f "$PLUGIN" ] || die "plugin $PLUGIN does not exist (build it: cmake --preset release && cmake --build --preset release)"
+  local script
+  for script in "$PROLOG" "$EPILOG"; do
+    [ -z "$script" ] || [ -x "$script" ] || die "prolog/epilog $script is not an executable file"
+  done
+  [ -z "$NODE_PRIVATE" ] || [ -d "$NODE_PRIVATE" ] || die "--node-private $NODE_PRIVATE is not a directory"
+  [ -z "$NODE_PRIVATE" ] || [ "$NETNS" = 1 ] || die "--node-private needs the nodes' own namespaces (drop --no-netns)"
   [ -z "$PLUGIN" ] || PLUGIN=$(cd "$(dirname "$PLUGIN")" && pwd)/$(basename "$PLUGIN")
   mkdir -p "$DIR"
   DIR=$(cd "$DIR" && pwd)
@@ -135,6 +151,8 @@ InactiveLimit=0
 KillWait=5
 MinJobAge=60
 EOF
+  [ -z "$PROLOG" ] || printf 'Prolog=%s\nPrologFlags=Alloc\n' "$PROLOG" >>"$CONF"
+  [ -z "$EPILOG" ] || printf 'Epilog=%s\n' "$EPILOG" >>"$CONF"
   local i
   for i in $(seq 1 "$NODES"); do
     if [ "$NETNS" = 1 ]; then
@@ -192,13 +210,14 @@ make_network() {
 
 start_daemons() {
   slurmctld -f "$CONF" || die "slurmctld did not start: $(tail -5 "$DIR/log/slurmctld.log" 2>/dev/null)"
-  local i name
+  local i name private=""
+  [ -z "$NODE_PRIVATE" ] || private="mount -t tmpfs -o mode=755 gpudirect-node '$NODE_PRIVATE' && "
   for i in $(seq 1 "$NODES"); do
     name=$(node_name "$i")
     if [ "$NETNS" = 1 ]; then
       # Own UTS and mount namespaces: the node's hostname, and an /etc/hosts that resolves every node.
       nsenter --net="/run/netns/$(netns_name "$i")" unshare --uts --mount \
-        sh -c "mount --bind '$DIR/etc/hosts' /etc/hosts && hostname $name && exec slurmd -f '$CONF' -N $name" \
+        sh -c "mount --bind '$DIR/etc/hosts' /etc/hosts && ${private}hostname $name && exec slurmd -f '$CONF' -N $name" \
         || die "slurmd $name did not start: $(tail -5 "$DIR/log/slurmd-$name.log" 2>/dev/null)"
     else
       slurmd -f "$CONF" -N "$name" || die "slurmd $name did not start: $(tail -5 "$DIR/log/slurmd-$name.log" 2>/dev/null)"

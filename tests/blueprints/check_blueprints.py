@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""Checks blueprints/*-blueprint.yaml without deploying them.
+
+- each blueprint and deployment file parses as YAML and has Cluster Toolkit's shape;
+- every module source is one the toolkit ships (tests/blueprints/toolkit-modules.txt);
+- every $(vars.X) is defined (blueprint or deployment file), every $(id.output) names a module;
+- every file a blueprint references exists: ghpc_stage() paths in this repo, embedded toolkit files,
+  and the repo paths that node-side commands run;
+- the image step installs exactly what scripts/install-node.sh installs (both run into temporary
+  roots and compared file by file), including the gpudirect-rxdm that the controller's
+  prolog/epilog run, with the rxdm_ready= path of the blueprint;
+- the controller uses the long-prolog slurm.conf.
+
+Usage: check_blueprints.py SOURCE_DIR BUILD_DIR   (prints PASS/FAIL lines, exits 1 on a failure)
+"""
+import hashlib
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+SRC, BUILD = sys.argv[1], sys.argv[2]
+BLUEPRINTS = os.path.join(SRC, "blueprints")
+passed = failed = 0
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print(f"PASS: {name}")
+    else:
+        failed += 1
+        print(f"FAIL: {name}")
+        if detail:
+            print("    " + str(detail).replace("\n", "\n    ")[:2000])
+
+
+def toolkit_lists():
+    modules, embedded = set(), set()
+    with open(os.path.join(SRC, "tests/blueprints/toolkit-modules.txt")) as f:
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            if line.startswith("embedded:"):
+                embedded.add(line[len("embedded:"):])
+            else:
+                modules.add(line)
+    return modules, embedded
+
+
+def strings(node):
+    """Every string in a YAML tree."""
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for value in node.values():
+            yield from strings(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from strings(value)
+
+
+def module_path(source):
+    # github.com/GoogleCloudPlatform/cluster-toolkit//modules/x/y?ref=v1.2&depth=1 -> modules/x/y
+    if "//" in source:
+        source = source.split("//", 1)[1]
+    return source.split("?", 1)[0]
+
+
+def tree(root):
+    out = {}
+    for base, dirs, files in os.walk(root):
+        for d in dirs:
+            out[os.path.relpath(os.path.join(base, d), root)] = "dir"
+        for f in files:
+            path = os.path.join(base, f)
+            with open(path, "rb") as fh:
+                out[os.path.relpath(path, root)] = hashlib.sha256(fh.read()).hexdigest() + " " + oct(os.stat(path).st_mode & 0o777)
+    return out
+
+
+def substitute(text, variables):
+    return re.sub(r"\$\(vars\.([A-Za-z0-9_]+)\)", lambda m: str(variables.get(m.group(1), m.group(0))), text)
+
+
+def check_blueprint(path, modules, embedded):
+    name = os.path.basename(path)
+    deployment_path = path.replace("-blueprint.yaml", "-deployment.yaml")
+    try:
+        with open(path) as f:
+            blueprint = yaml.safe_load(f)
+        with open(deployment_path) as f:
+            deployment = yaml.safe_load(f)
+    except (OSError, yaml.YAMLError) as e:
+        check(f"{name}: parses, with its deployment file", False, e)
+        return
+    check(f"{name}: parses, with its deployment file {os.path.basename(deployment_path)}", True)
+
+    shape = (isinstance(blueprint.get("blueprint_name"), str) and isinstance(blueprint.get("vars"), dict)
+             and isinstance(blueprint.get("deployment_groups"), list)
+             and all("group" in g and isinstance(g.get("modules"), list) for g in blueprint["deployment_groups"])
+             and all("id" in m and "source" in m for g in blueprint["deployment_groups"] for m in g["modules"]))
+    check(f"{name}: blueprint_name, vars, deployment_groups of groups of modules with id and source", shape)
+    check(f"{name}: the deployment file has a GCS backend and vars",
+          deployment.get("terraform_backend_defaults", {}).get("type") == "gcs" and isinstance(deployment.get("vars"), dict))
+    if not shape:
+        return
+    all_modules = [m for g in blueprint["deployment_groups"] for m in g["modules"]]
+    ids = [m["id"] for m in all_modules]
+    check(f"{name}: module ids are unique", len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1))
+
+    unknown = sorted({m["source"] for m in all_modules if module_path(m["source"]) not in modules})
+    check(f"{name}: every module source is one Cluster Toolkit ships", not unknown, unknown)
+
+    variables = dict(blueprint["vars"])
+    variables.update({k: v for k, v in deployment["vars"].items()})
+    texts = list(strings(blueprint))
+    used_vars = {v for t in texts for v in re.findall(r"\$\(vars\.([A-Za-z0-9_]+)", t)}
+    check(f"{name}: every $(vars.X) is defined in the blueprint or its deployment file",
+          used_vars <= set(variables), sorted(used_vars - set(variables)))
+    refs = {r for t in texts for r in re.findall(r"\$\(([A-Za-z0-9_-]+)\.[A-Za-z0-9_]+\)", t) if r != "vars"}
+    check(f"{name}: every $(module.output) names a module", refs <= set(ids), sorted(refs - set(ids)))
+    for m in all_modules:
+        missing_use = [u for u in m.get("use", []) if u not in ids]
+        if missing_use:
+            check(f"{name}: module {m['id']} uses existing modules", False, missing_use)
+
+    staged = {p for t in texts for p in re.findall(r'ghpc_stage\("([^"]+)"\)', t)}
+    missing = sorted(p for p in staged if not os.path.exists(os.path.join(BLUEPRINTS, p)))
+    check(f"{name}: every ghpc_stage() file exists in the repo ({', '.join(sorted(staged))})", staged and not missing, missing)
+    embedded_refs = {p for t in texts for p in re.findall(r"\.\./_modules/embedded/(\S+)", t)}
+    check(f"{name}: every embedded toolkit file it names exists ({len(embedded_refs)})",
+          embedded_refs <= embedded, sorted(embedded_refs - embedded))
+    repo_paths = {p for t in texts for p in re.findall(r"/opt/gpudirect-slurm/src/((?:scripts|blueprints)/[A-Za-z0-9_./-]+)", t)}
+    check(f"{name}: repo files that node commands run exist ({', '.join(sorted(repo_paths))})",
+          all(os.path.exists(os.path.join(SRC, p)) for p in repo_paths))
+
+    controller = [m for m in all_modules if module_path(m["source"]).endswith("schedmd-slurm-gcp-v6-controller")]
+    check(f"{name}: one Slurm controller", len(controller) == 1)
+    if not controller:
+        return
+    settings = controller[0].get("settings", {})
+    check(f"{name}: the controller uses the long-prolog slurm.conf (PrologEpilogTimeout=600)",
+          str(settings.get("slurm_conf_tpl", "")).endswith("schedmd-slurm-gcp-v6-controller/etc/long-prolog-slurm.conf.tpl"))
+    prolog = " ".join(s.get("content", "") for s in settings.get("prolog_scripts", []))
+    epilog = " ".join(s.get("content", "") for s in settings.get("epilog_scripts", []))
+    rxdm = "/usr/libexec/gpudirect-slurm/gpudirect-rxdm"
+    check(f"{name}: the controller's prolog and epilog run the installed gpudirect-rxdm",
+          f"exec {rxdm} prolog" in prolog and f"exec {rxdm} epilog" in epilog, (prolog, epilog))
+
+    # The image step, run for real into a temporary root, against install-node.sh run directly.
+    image_runners = [r for m in all_modules for r in m.get("settings", {}).get("runners", []) or []
+                     if 'ghpc_stage("files/install-gpudirect-slurm.sh")' in str(r.get("source", ""))]
+    check(f"{name}: one image runner installs gpudirect-slurm", len(image_runners) == 1)
+    if len(image_runners) != 1:
+        return
+    args = shlex.split(substitute(image_runners[0].get("args", ""), variables))
+    node_args = args[args.index("--") + 1:] if "--" in args else []
+    with tempfile.TemporaryDirectory() as image_root, tempfile.TemporaryDirectory() as script_root:
+        image = subprocess.run([os.path.join(BLUEPRINTS, "files/install-gpudirect-slurm.sh"), "--source", SRC,
+                                "--build-dir", BUILD, "--no-deps", "--no-build", "--", *node_args,
+                                "--destdir", image_root], capture_output=True, text=True)
+        direct = subprocess.run([os.path.join(SRC, "scripts/install-node.sh"), "--build-dir", BUILD, *node_args,
+                                 "--destdir", script_root], capture_output=True, text=True)
+        check(f"{name}: the image step runs (into a temporary root)", image.returncode == 0, image.stdout + image.stderr)
+        check(f"{name}: install-node.sh with the same arguments runs", direct.returncode == 0, direct.stdout + direct.stderr)
+        image_tree, script_tree = tree(image_root), tree(script_root)
+        check(f"{name}: the image step installs exactly what install-node.sh installs ({len(image_tree)} entries)",
+              image_tree == script_tree and image_tree,
+              sorted(set(image_tree.items()) ^ set(script_tree.items())))
+        check(f"{name}: ... including the gpudirect-rxdm the prolog/epilog run",
+              rxdm.lstrip("/") in image_tree)
+        conf = os.path.join(image_root, "etc/slurm/plugstack.conf.d/gpudirect.conf")
+        line = open(conf).read() if os.path.exists(conf) else ""
+        check(f"{name}: the image's plugstack line has rxdm_ready={variables.get('gpudirect_rxdm_ready')} (what gpudirect-rxdm creates)",
+              f"rxdm_ready={variables.get('gpudirect_rxdm_ready')} " in line + " " and "default=off" in line, line)
+
+    # The partition's boot-time line: the same install, another default.
+    partition = [r for m in all_modules for r in m.get("settings", {}).get("runners", []) or []
+                 if "install-node.sh" in str(r.get("content", ""))]
+    check(f"{name}: the partition's nodes get the plugstack line at boot", len(partition) == 1)
+    if partition:
+        words = shlex.split(substitute(partition[0]["content"].split("install-node.sh", 1)[1].replace("\\\n", " "), variables))
+        strip = lambda a: [w for i, w in enumerate(a) if w != "--default" and (i == 0 or a[i - 1] != "--default")]
+        check(f"{name}: ... with the image's arguments but its own default",
+              strip(words[2:]) == strip(node_args) and "--default" in words, (words, node_args))
+
+
+def main():
+    modules, embedded = toolkit_lists()
+    found = sorted(f for f in os.listdir(BLUEPRINTS) if f.endswith("-blueprint.yaml"))
+    check("blueprints/: an A3 Mega and an A3 High blueprint",
+          "a3mega-slurm-blueprint.yaml" in found and "a3high-slurm-blueprint.yaml" in found, found)
+    for f in found:
+        check_blueprint(os.path.join(BLUEPRINTS, f), modules, embedded)
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

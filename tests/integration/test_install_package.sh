@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The Debian package on this machine: CPack builds it from this build, lintian finds no error,
+# dpkg -i installs it, the local cluster loads the plugin from the installed path with the
+# installed profiles and a --gpu-direct job gets its binding, dpkg -r leaves none of its files.
+source "$(dirname "$0")/lib.sh"
+
+PACKAGE=gpudirect-slurm
+if dpkg -s "$PACKAGE" >/dev/null 2>&1; then
+  echo "$PACKAGE is already installed on this machine: dpkg -P $PACKAGE first (this test installs and removes it)"
+  exit 1
+fi
+trap 'dpkg -P "$PACKAGE" >/dev/null 2>&1; finish' EXIT
+
+deb_dir=$CLUSTER_DIR/deb
+out=$(cd "$BUILD" && cpack -G DEB -B "$deb_dir" 2>&1)
+deb=$(ls "$deb_dir"/*.deb 2>/dev/null | head -1)
+if [ -z "$deb" ]; then fail "cpack builds the .deb" "$out"; summary; exit 1; fi
+pass "cpack builds $(basename "$deb")"
+
+slurm=$(dpkg-query -W -f='${Version}' libslurm-dev | sed 's/-.*//')
+series=$(cut -d. -f1,2 <<<"$slurm")
+next_minor=$(printf '%02d' $((10#$(cut -d. -f2 <<<"$slurm") + 1)))
+depends=$(dpkg-deb -f "$deb" Depends)
+expect_contains "Depends: the Slurm series it was built for ($series)" \
+  "slurm-wlm-basic-plugins (>= $slurm), slurm-wlm-basic-plugins (<< $(cut -d. -f1 <<<"$slurm").$next_minor~)" "$depends"
+expect_contains "Depends: hwloc" "libhwloc" "$depends"
+expect_contains "Depends: libfabric" "libfabric" "$depends"
+
+if command -v lintian >/dev/null 2>&1; then
+  expect_eq "lintian: no errors" "" "$(lintian "$deb" 2>&1 | grep '^E:')"
+else
+  fail "lintian: installed" "lintian is missing: scripts/install-deps.sh installs it"
+fi
+
+out=$(dpkg -i "$deb" 2>&1)
+expect_eq "dpkg -i installs it" "ii" "$(dpkg-query -W -f='${db:Status-Abbrev}' "$PACKAGE" 2>/dev/null | cut -c1-2)"
+conffile=/etc/slurm/plugstack.conf.d/gpudirect.conf
+expect_contains "the plugstack line is a conffile" "$conffile" "$(dpkg-query -W -f='${Conffiles}' "$PACKAGE")"
+line=$(grep -E '^required ' "$conffile" 2>/dev/null)
+plugin=$(awk '{print $2}' <<<"$line")
+expect_eq "the shipped line: the installed plugin, default=off" "required /usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)/slurm-wlm/spank_gpudirect.so default=off" "$line"
+[ -f "$plugin" ] && pass "plugin installed at $plugin" || fail "plugin installed at $plugin"
+
+# The installed line, plus what this machine needs instead of an A3 Mega: no profile_dir=, so the
+# plugin reads the installed profiles.
+args="$(cut -d' ' -f3- <<<"$line") topology=$TOPOLOGY lib_dir=$LIB_DIR"
+cluster up --plugin "$plugin" --plugin-args "$args" >/dev/null || { fail "local cluster starts with the installed plugin"; summary; exit 1; }
+expect_eq "the local cluster's plugstack names the installed plugin" "required $plugin $args" "$(cat "$CLUSTER_DIR/etc/plugstack.conf")"
+
+out=$(srun -N2 --ntasks-per-node=2 --gpus-per-task=1 --gpu-direct=tcpxo bash -c \
+  'echo "$SLURM_PROCID $(hostname) $GPUDIRECT_GPUS $GPUDIRECT_NICS $(awk "/Cpus_allowed_list/ {print \$2}" /proc/self/status) ${NCCL_FASTRAK_CTRL_DEV-}"' 2>&1 | sort -n)
+expect_eq "a --gpu-direct=tcpxo job gets its binding from the installed plugin and profiles" "0 node1 0 enp6s0 0 enp0s12
+1 node1 1 enp7s0 0 enp0s12
+2 node2 0 enp6s0 0 enp0s12
+3 node2 1 enp7s0 0 enp0s12" "$out"
+out=$(srun -N1 -n1 --gpus-per-task=1 bash -c 'echo ${GPUDIRECT_MODE-unset}' 2>&1)
+expect_eq "default=off: a job without --gpu-direct is untouched" "unset" "$out"
+out=$(srun -N1 -n1 --gpus-per-task=1 --gpu-direct=tcpxo /usr/bin/gpudirect-launch doctor 2>&1)
+expect_contains "the installed gpudirect-launch doctor agrees inside the task" ": OK (mode tcpxo" "$out"
+cluster down >/dev/null 2>&1
+
+files=$(dpkg-deb -c "$deb" | awk '$1 !~ /^d/ {sub(/^\./, "", $6); print $6}')
+out=$(dpkg -r "$PACKAGE" 2>&1) || fail "dpkg -r succeeds" "$out"
+left=$(for f in $files; do [ -e "$f" ] && echo "$f"; done)
+expect_eq "dpkg -r leaves none of the package's files (conffile included)" "" "$left"
+expect_eq "... and leaves Slurm's own plugstack.conf.d" "yes" "$([ -d /etc/slurm/plugstack.conf.d ] && echo yes)"
+dpkg -P "$PACKAGE" >/dev/null 2>&1
+expect_eq "dpkg -P forgets the package" "" "$(dpkg-query -W -f='${Status}' "$PACKAGE" 2>/dev/null)"
+
+summary
