@@ -149,10 +149,14 @@ TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSe
   } catch (const ProfileError& e) {
     throw fail(e.what());
   }
+  // What the mode's transport calls a NIC: the RDMA device for rdma (NCCL_IB_HCA), the netdev for
+  // socket-based transports (TCPX/TCPXO); the bus id when the NIC has neither name here.
   std::vector<std::string> nic_names;
   for (int n : setup.binding.nics) {
     const Nic& nic = topology.nics[static_cast<std::size_t>(n)];
-    nic_names.push_back(!nic.interface_name.empty() ? nic.interface_name : nic.rdma_device);
+    const std::string& preferred = setup.mode == Mode::rdma ? nic.rdma_device : nic.interface_name;
+    const std::string& other = setup.mode == Mode::rdma ? nic.interface_name : nic.rdma_device;
+    nic_names.push_back(!preferred.empty() ? preferred : !other.empty() ? other : nic.address.to_string());
   }
   setup.env.push_back({"CUDA_DEVICE_ORDER", "PCI_BUS_ID", EnvActionKind::set_if_unset});
   setup.env.push_back({"GPUDIRECT_MODE", std::string(to_string(setup.mode)), EnvActionKind::set});
