@@ -86,6 +86,22 @@ TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSe
   selection.slurm_step_gpus = env_or(env, "SLURM_STEP_GPUS", env_or(env, "SLURM_JOB_GPUS"));
   selection.cuda_visible_devices_set = env.count("CUDA_VISIBLE_DEVICES") > 0;
   selection.cuda_visible_devices = env_or(env, "CUDA_VISIBLE_DEVICES");
+  // GPU-/MIG- UUIDs name the (parent) GPUs themselves; Slurm's indices then count MIG slices, not
+  // GPUs, so the UUIDs alone decide.
+  try {
+    GpuUuidResolver& resolver = input.uuid_resolver ? *input.uuid_resolver : nvml_resolver();
+    const std::string step_name = env.count("SLURM_STEP_GPUS") ? "SLURM_STEP_GPUS" : "SLURM_JOB_GPUS";
+    const std::string visible =
+        gpu_uuids_to_indices(selection.cuda_visible_devices, "CUDA_VISIBLE_DEVICES", topology, resolver);
+    if (visible != selection.cuda_visible_devices) {
+      selection.cuda_visible_devices = visible;
+      selection.slurm_step_gpus.clear();
+    } else {
+      selection.slurm_step_gpus = gpu_uuids_to_indices(selection.slurm_step_gpus, step_name, topology, resolver);
+    }
+  } catch (const GpuUuidError& e) {
+    throw fail(e.what());
+  }
   selection.gpus_on_node = env_int(env, "SLURM_GPUS_ON_NODE", 0);
   selection.local_rank = env_int(env, "SLURM_LOCALID", 0);
   selection.local_size = local_task_count(env);
