@@ -1,6 +1,6 @@
 // `gpudirect-launch doctor`: the node's binding table exactly as the plugin computes it (same core
 // calls), and inside a task a check that the task got what the plugin meant to give it.
-#include "subcommands.hpp"
+#include "command_registry.hpp"
 
 #include "bootstrap/launch_context.hpp"
 #include "doctor/plugstack_file.hpp"

@@ -1,6 +1,6 @@
 // gpudirect-launch: the companion binary that runs under srun, under torchrun-style launchers, or
 // standalone with --np N local ranks.
-#include "subcommands.hpp"
+#include "command_registry.hpp"
 
 #include "bootstrap/local_spawn.hpp"
 #include "bootstrap/session.hpp"

@@ -1,6 +1,6 @@
 // `gpudirect-launch rendezvous-check`: connects every rank through the rendezvous and prints who is
 // where, so a job's wiring (ranks, hosts, local ranks, ports) can be checked before a long run.
-#include "subcommands.hpp"
+#include "command_registry.hpp"
 
 #include "bootstrap/session.hpp"
 

@@ -1,7 +1,7 @@
 // `gpudirect-launch bench COLLECTIVE`: nccl-tests' flags, table and footers (so existing parsing
 // scripts work), over NCCL on GPUs or libfabric on host memory, plus JSON output, a pass/fail
 // threshold and the slowest rank named when it is an outlier.
-#include "subcommands.hpp"
+#include "command_registry.hpp"
 
 #include "bench/check_data.hpp"
 #include "bench/collective.hpp"
