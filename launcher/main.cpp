@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
   gpudirect::launcher::register_doctor(app, exit_code);
   gpudirect::launcher::register_bench(app, exit_code);
   gpudirect::launcher::register_rendezvous_check(app, exit_code);
+  gpudirect::launcher::register_exec(app, exit_code);
   try {
     app.parse(static_cast<int>(args.size()), argv);
   } catch (const CLI::ParseError& e) {
