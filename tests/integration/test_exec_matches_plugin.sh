@@ -8,7 +8,7 @@ cluster_up
 # What a task or process got: the binding variables, the profile's variables, the kernel's CPU mask.
 dump='env | grep -E "^(GPUDIRECT_|NCCL_|CUDA_DEVICE_ORDER=|LD_LIBRARY_PATH=)" | sort; awk "/Cpus_allowed_list/ {print \"cpus=\" \$2}" /proc/self/status'
 
-out=$(env -u LD_LIBRARY_PATH srun -N1 --ntasks-per-node=8 --gpus-per-task=1 --gpu-direct=tcpxo bash -c "$dump | sed \"s/^/\$SLURM_LOCALID /\"" 2>&1)
+out=$(env -u LD_LIBRARY_PATH srun -N1 --ntasks-per-node=8 --gpus-per-task=1 --gpu-direct=tcpxo bash -c "{ $dump; } | sed \"s/^/\$SLURM_LOCALID /\"" 2>&1)
 for rank in $(seq 0 7); do
   plugin=$(printf '%s\n' "$out" | awk -v r="$rank" '$1 == r {sub(/^[0-9]+ /, ""); print}')
   exec_out=$(env -u LD_LIBRARY_PATH -u CUDA_VISIBLE_DEVICES LOCAL_RANK="$rank" LOCAL_WORLD_SIZE=8 \
