@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <tuple>
 #include <stdexcept>
 
 namespace gpudirect {
@@ -34,6 +36,12 @@ void pair_in_order(const std::vector<int>& gpus, const std::vector<int>& nics, N
   }
 }
 
+std::string labels(const Topology& topology, const std::vector<int>& nics) {
+  std::string out;
+  for (int n : nics) out += (out.empty() ? "" : ",") + nic_label(topology.nics[static_cast<std::size_t>(n)]);
+  return out;
+}
+
 std::string join(const std::vector<int>& values) {
   std::string out;
   for (int v : values) {
@@ -52,29 +60,56 @@ NodePlan plan_node(const Topology& topology) {
     plan.gpus[g].numa_node = topology.gpus[g].numa_node;
     plan.gpus[g].local_cpus = topology.gpus[g].local_cpus;
   }
+  const auto nic_at = [&](int n) -> const Nic& { return topology.nics[static_cast<std::size_t>(n)]; };
+  const auto gpu_at = [&](int g) -> const Gpu& { return topology.gpus[static_cast<std::size_t>(g)]; };
+
+  NicKind best = NicKind::unusable;
+  for (const Nic& nic : topology.nics) best = std::max(best, nic.kind);
+
+  // The control NIC: never RDMA or unusable; a kind below the data kind when there is one (the
+  // management port next to InfiniBand), else a NIC of the data kind on no GPU's switch (A3's
+  // enp0s12); off the GPUs' switches first, then the better kind, then the lowest bus id.
+  std::optional<std::tuple<int, int, int, int>> control_key;
+  for (int n = 0; n < static_cast<int>(topology.nics.size()); ++n) {
+    const Nic& nic = nic_at(n);
+    if (nic.kind == NicKind::unusable || nic.kind == NicKind::rdma) continue;
+    const bool on_gpu_switch = nearest_shared_depth(nic.switch_path, topology.gpus) > 0;
+    if (nic.kind == best && on_gpu_switch) continue;
+    const std::tuple<int, int, int, int> key{nic.kind == best, on_gpu_switch, -static_cast<int>(nic.kind), n};
+    if (!control_key || key < *control_key) control_key = key;
+  }
+  if (control_key) plan.control_nic = std::get<3>(*control_key);
+  if (topology.nics.empty())
+    plan.control_note = "this node has no NICs";
+  else if (!plan.control_nic)
+    plan.control_note = best == NicKind::unusable
+                            ? "no usable NIC (only wireless, USB or driverless functions)"
+                            : "every usable NIC is an RDMA NIC or shares a PCIe switch with a GPU";
+
+  // Data NICs: the best kind present, the control NIC excepted.
+  std::vector<int> pool;
+  if (best != NicKind::unusable)
+    for (int n = 0; n < static_cast<int>(topology.nics.size()); ++n)
+      if (nic_at(n).kind == best && plan.control_nic != n) pool.push_back(n);
+  std::vector<Nic> pool_nics;
+  for (int n : pool) pool_nics.push_back(nic_at(n));
 
   // Each device's nearest switch shared with the other kind; devices with the same one pair up.
   std::map<SwitchKey, std::vector<int>> gpus_by_switch;
   std::map<SwitchKey, std::vector<int>> nics_by_switch;
   std::vector<int> fallback_gpus;
-  for (std::size_t g = 0; g < topology.gpus.size(); ++g) {
-    const auto& path = topology.gpus[g].switch_path;
-    const int depth = nearest_shared_depth(path, topology.nics);
+  for (int g = 0; g < static_cast<int>(topology.gpus.size()); ++g) {
+    const auto& path = gpu_at(g).switch_path;
+    const int depth = nearest_shared_depth(path, pool_nics);
     if (depth == 0)
-      fallback_gpus.push_back(static_cast<int>(g));
+      fallback_gpus.push_back(g);
     else
-      gpus_by_switch[prefix(path, depth)].push_back(static_cast<int>(g));
+      gpus_by_switch[prefix(path, depth)].push_back(g);
   }
-  std::vector<int> switch_nics;  // NICs that share a switch with some GPU
-  for (std::size_t n = 0; n < topology.nics.size(); ++n) {
-    const auto& path = topology.nics[n].switch_path;
+  for (int n : pool) {
+    const auto& path = nic_at(n).switch_path;
     const int depth = nearest_shared_depth(path, topology.gpus);
-    if (depth > 0) {
-      nics_by_switch[prefix(path, depth)].push_back(static_cast<int>(n));
-      switch_nics.push_back(static_cast<int>(n));
-    } else if (!plan.control_nic) {
-      plan.control_nic = static_cast<int>(n);  // NICs are in address order: the first is the lowest
-    }
+    if (depth > 0) nics_by_switch[prefix(path, depth)].push_back(n);
   }
 
   for (const auto& [key, gpus] : gpus_by_switch) {
@@ -82,38 +117,49 @@ NodePlan plan_node(const Topology& topology) {
     if (nics.empty()) {
       // Nested switches: this GPU's nearest NICs pair more closely with other GPUs. Share those
       // under the switch where they meet rather than call it a fallback.
-      for (std::size_t n = 0; n < topology.nics.size(); ++n)
-        if (shared_switch_depth(topology.nics[n].switch_path, key) == static_cast<int>(key.size()))
-          nics.push_back(static_cast<int>(n));
+      for (int n : pool)
+        if (shared_switch_depth(nic_at(n).switch_path, key) == static_cast<int>(key.size())) nics.push_back(n);
     }
     pair_in_order(gpus, nics, plan);
   }
 
-  if (!fallback_gpus.empty()) {
-    std::vector<int> pool = switch_nics;
-    if (pool.empty())
-      for (std::size_t n = 0; n < topology.nics.size(); ++n)
-        if (plan.control_nic != static_cast<int>(n)) pool.push_back(static_cast<int>(n));
-    // Per NUMA node: the fallback GPUs there share the pool's NICs there (or the whole pool).
-    std::map<int, std::vector<int>> gpus_by_numa;
-    for (int g : fallback_gpus) gpus_by_numa[topology.gpus[static_cast<std::size_t>(g)].numa_node].push_back(g);
-    for (const auto& [numa, gpus] : gpus_by_numa) {
-      std::vector<int> local;
-      if (numa >= 0)
-        for (int n : pool)
-          if (topology.nics[static_cast<std::size_t>(n)].numa_node == numa) local.push_back(n);
-      const std::vector<int>& nics = local.empty() ? pool : local;
-      pair_in_order(gpus, nics, plan);
-      for (int g : gpus) {
-        auto& placement = plan.gpus[static_cast<std::size_t>(g)];
-        placement.nic_fallback = true;
-        if (nics.empty())
-          placement.nic_note = "no NIC on this node can serve it (the only NIC is the control NIC)";
-        else if (!local.empty())
-          placement.nic_note = "no NIC shares its PCIe switch; using a NIC of its NUMA node " + std::to_string(numa);
-        else
-          placement.nic_note = "no NIC shares its PCIe switch or its NUMA node; using NICs " + join(nics);
-      }
+  // No data NIC on the GPU's switch: the nearest data NICs by NUMA distance, then package, shared
+  // out among the fallback GPUs of that NUMA node in bus order.
+  std::map<int, std::vector<int>> fallback_by_numa;
+  for (int g : fallback_gpus) fallback_by_numa[gpu_at(g).numa_node].push_back(g);
+  for (const auto& [numa, gpus] : fallback_by_numa) {
+    const int package = gpu_at(gpus.front()).package;
+    const auto distance_key = [&](int n) {
+      const Nic& nic = nic_at(n);
+      const bool other_package = package >= 0 && nic.package >= 0 && nic.package != package;
+      return std::pair<unsigned, bool>{numa_distance(topology, numa, nic.numa_node), other_package};
+    };
+    std::vector<int> nearest;
+    for (int n : pool) {
+      if (!nearest.empty() && distance_key(n) > distance_key(nearest.front())) continue;
+      if (!nearest.empty() && distance_key(n) < distance_key(nearest.front())) nearest.clear();
+      nearest.push_back(n);
+    }
+    pair_in_order(gpus, nearest, plan);
+    std::string note;
+    if (nearest.empty()) {
+      note = plan.control_nic ? "no NIC on this node can serve it (the only NIC is the control NIC)"
+                              : "no NIC on this node can serve it (" +
+                                    (topology.nics.empty() ? std::string("there are no NICs") : std::string("no usable NIC")) + ")";
+    } else {
+      const Nic& first = nic_at(nearest.front());
+      if (numa >= 0 && first.numa_node == numa)
+        note = "no NIC shares its PCIe switch; using a NIC of its NUMA node " + std::to_string(numa);
+      else
+        note = "no NIC shares its PCIe switch or its NUMA node; using the nearest, " + labels(topology, nearest) +
+               (first.numa_node >= 0 && numa >= 0 ? " (NUMA node " + std::to_string(first.numa_node) + ", distance " +
+                                                        std::to_string(distance_key(nearest.front()).first) + ")"
+                                                  : "");
+    }
+    for (int g : gpus) {
+      auto& placement = plan.gpus[static_cast<std::size_t>(g)];
+      placement.nic_fallback = true;
+      placement.nic_note = note;
     }
   }
 

@@ -61,6 +61,22 @@ TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSe
   selection.slurm_step_gpus = env_or(env, "SLURM_STEP_GPUS", env_or(env, "SLURM_JOB_GPUS"));
   selection.cuda_visible_devices_set = env.count("CUDA_VISIBLE_DEVICES") > 0;
   selection.cuda_visible_devices = env_or(env, "CUDA_VISIBLE_DEVICES");
+  // GPU-/MIG- UUIDs name the (parent) GPUs themselves; Slurm's indices then count MIG slices, not
+  // GPUs, so the UUIDs alone decide.
+  try {
+    GpuUuidResolver& resolver = input.uuid_resolver ? *input.uuid_resolver : nvml_resolver();
+    const std::string step_name = env.count("SLURM_STEP_GPUS") ? "SLURM_STEP_GPUS" : "SLURM_JOB_GPUS";
+    const std::string visible =
+        gpu_uuids_to_indices(selection.cuda_visible_devices, "CUDA_VISIBLE_DEVICES", topology, resolver);
+    if (visible != selection.cuda_visible_devices) {
+      selection.cuda_visible_devices = visible;
+      selection.slurm_step_gpus.clear();
+    } else {
+      selection.slurm_step_gpus = gpu_uuids_to_indices(selection.slurm_step_gpus, step_name, topology, resolver);
+    }
+  } catch (const GpuUuidError& e) {
+    throw fail(e.what());
+  }
   selection.gpus_on_node = env_int(env, "SLURM_GPUS_ON_NODE", 0);
   selection.local_rank = env_int(env, "SLURM_LOCALID", 0);
   selection.local_size = local_task_count(env);
@@ -124,10 +140,14 @@ TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSe
   } catch (const ProfileError& e) {
     throw fail(e.what());
   }
+  // What the mode's transport calls a NIC: the RDMA device for rdma (NCCL_IB_HCA), the netdev for
+  // socket-based transports (TCPX/TCPXO); the bus id when the NIC has neither name here.
   std::vector<std::string> nic_names;
   for (int n : setup.binding.nics) {
     const Nic& nic = topology.nics[static_cast<std::size_t>(n)];
-    nic_names.push_back(!nic.interface_name.empty() ? nic.interface_name : nic.rdma_device);
+    const std::string& preferred = setup.mode == Mode::rdma ? nic.rdma_device : nic.interface_name;
+    const std::string& other = setup.mode == Mode::rdma ? nic.interface_name : nic.rdma_device;
+    nic_names.push_back(!preferred.empty() ? preferred : !other.empty() ? other : nic.address.to_string());
   }
   setup.env.push_back({"CUDA_DEVICE_ORDER", "PCI_BUS_ID", EnvActionKind::set_if_unset});
   setup.env.push_back({"GPUDIRECT_MODE", std::string(to_string(setup.mode)), EnvActionKind::set});

@@ -2,6 +2,7 @@
 // and the file sniffer that picks the reader.
 #include "gpudirect/topology.hpp"
 
+#include "gpudirect/nic_kind.hpp"
 #include "gpudirect/topology_sources.hpp"
 #include "topology_xml.hpp"
 
@@ -14,12 +15,36 @@ int shared_switch_depth(const std::vector<PciAddress>& a, const std::vector<PciA
   return static_cast<int>(a_end - a.begin());
 }
 
-bool is_gpu_class(unsigned pci_class, unsigned vendor) {
-  const bool display = pci_class == 0x0300 || pci_class == 0x0302;  // VGA or 3D controller
-  return display && (vendor == 0x10de || vendor == 0x1002);          // NVIDIA or AMD
+bool is_gpu_class(unsigned pci_class, unsigned vendor, unsigned device) {
+  // VGA, 3D controller, or "display controller" (0x0380: AMD Instinct MI100/MI200).
+  const bool display = pci_class == 0x0300 || pci_class == 0x0302 || pci_class == 0x0380;
+  if (vendor == 0x10de) return display;
+  if (vendor != 0x1002) return false;
+  // ATI ES1000 / Radeon 7000: the BMC's VGA on older servers, not a GPU.
+  if (device == 0x515e || device == 0x5159) return false;
+  return display || pci_class == 0x1200;  // 0x1200 processing accelerator: MI300X/MI300A
 }
 
-bool is_network_class(unsigned pci_class) { return (pci_class >> 8) == 0x02; }
+bool is_display_or_accelerator_class(unsigned pci_class) {
+  return (pci_class >> 8) == 0x03 || pci_class == 0x1200;
+}
+
+bool is_network_class(unsigned pci_class) {
+  return (pci_class >> 8) == 0x02 || pci_class == 0x0c06;  // 0x0c06: InfiniBand on older HCAs
+}
+
+unsigned numa_distance(const Topology& topology, int from, int to) {
+  if (from < 0 || to < 0) return 255;
+  if (const auto it = topology.numa_distances.find({from, to}); it != topology.numa_distances.end()) return it->second;
+  return from == to ? 10 : 20;
+}
+
+std::string nic_label(const Nic& nic) {
+  if (!nic.interface_name.empty() && !nic.rdma_device.empty()) return nic.interface_name + "/" + nic.rdma_device;
+  if (!nic.interface_name.empty()) return nic.interface_name;
+  if (!nic.rdma_device.empty()) return nic.rdma_device;
+  return nic.address.to_string();
+}
 
 void finalize_topology(Topology& topology) {
   const auto by_address = [](const auto& x, const auto& y) { return x.address < y.address; };
@@ -34,7 +59,10 @@ void finalize_topology(Topology& topology) {
   check_unique(topology.gpus, "GPU");
   check_unique(topology.nics, "NIC");
   for (const Gpu& gpu : topology.gpus) topology.all_cpus = topology.all_cpus | gpu.local_cpus;
-  for (const Nic& nic : topology.nics) topology.all_cpus = topology.all_cpus | nic.local_cpus;
+  for (Nic& nic : topology.nics) {
+    topology.all_cpus = topology.all_cpus | nic.local_cpus;
+    classify_nic(nic);
+  }
 }
 
 Topology load_hwloc_xml(const std::string& path) {
@@ -50,7 +78,9 @@ Topology load_nccl_topology_xml(const std::string& path) {
   const auto doc = topology_xml::parse(path, bytes);
   if (!topology_xml::is_element(xmlDocGetRootElement(doc.get()), "system"))
     throw TopologyError(path + ": not NCCL topology XML (the root element is not <system>)");
-  return topology_xml::read_nccl(path, *doc);
+  Topology topology = topology_xml::read_nccl(path, *doc);
+  resolve_nic_names(topology);
+  return topology;
 }
 
 Topology load_topology_file(const std::string& path) {
@@ -58,7 +88,11 @@ Topology load_topology_file(const std::string& path) {
   const auto doc = topology_xml::parse(path, bytes);
   const xmlNode* root = xmlDocGetRootElement(doc.get());
   if (topology_xml::is_element(root, "topology")) return topology_xml::read_hwloc(path, bytes, *doc);
-  if (topology_xml::is_element(root, "system")) return topology_xml::read_nccl(path, *doc);
+  if (topology_xml::is_element(root, "system")) {
+    Topology topology = topology_xml::read_nccl(path, *doc);
+    resolve_nic_names(topology);
+    return topology;
+  }
   throw TopologyError(path + ": the root element <" + std::string(reinterpret_cast<const char*>(root->name)) +
                       "> is neither hwloc's <topology> nor NCCL's <system>; write the file with "
                       "`lstopo --of xml` or NCCL_TOPO_DUMP_FILE");

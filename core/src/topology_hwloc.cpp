@@ -5,6 +5,7 @@
 #include <hwloc.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <stdexcept>
 
@@ -38,33 +39,70 @@ std::vector<PciAddress> switch_path_of(hwloc_obj_t device) {
   return path;
 }
 
-// CPUs of the nearest non-I/O ancestor (package, group, machine) and its NUMA node when it has one.
-void set_locality(hwloc_topology_t topology, hwloc_obj_t device, int& numa_node, CpuSet& cpus) {
+// CPUs of the nearest non-I/O ancestor (package, group, machine), its NUMA node when it has one,
+// and the package (socket) it belongs to.
+template <typename Device>
+void set_locality(hwloc_topology_t topology, hwloc_obj_t device, Device& out) {
   hwloc_obj_t anchor = hwloc_get_non_io_ancestor_obj(topology, device);
   if (!anchor) return;
-  cpus = to_cpuset(anchor->cpuset);
-  if (anchor->nodeset && hwloc_bitmap_weight(anchor->nodeset) == 1) numa_node = hwloc_bitmap_first(anchor->nodeset);
+  out.local_cpus = to_cpuset(anchor->cpuset);
+  if (anchor->nodeset && hwloc_bitmap_weight(anchor->nodeset) == 1) out.numa_node = hwloc_bitmap_first(anchor->nodeset);
+  hwloc_obj_t package = anchor->type == HWLOC_OBJ_PACKAGE ? anchor : hwloc_get_ancestor_obj_by_type(topology, HWLOC_OBJ_PACKAGE, anchor);
+  if (!package && anchor->cpuset)  // I/O attached above the package (a group or the machine) in one package
+    package = hwloc_get_next_obj_covering_cpuset_by_type(topology, anchor->cpuset, HWLOC_OBJ_PACKAGE, nullptr);
+  if (package && package->os_index != HWLOC_UNKNOWN_INDEX && hwloc_bitmap_isincluded(anchor->cpuset, package->cpuset))
+    out.package = static_cast<int>(package->os_index);
+}
+
+// The OS's NUMA latency matrix (hwloc keeps it from sysfs or the XML's <distances2>).
+void read_numa_distances(hwloc_topology_t raw, Topology& topology) {
+  unsigned count = 1;
+  hwloc_distances_s* distances = nullptr;
+  if (hwloc_distances_get_by_type(raw, HWLOC_OBJ_NUMANODE, &count, &distances, HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0) != 0 ||
+      count == 0 || !distances)
+    return;
+  const unsigned n = distances->nbobjs;
+  for (unsigned i = 0; i < n; ++i)
+    for (unsigned j = 0; j < n; ++j)
+      topology.numa_distances[{static_cast<int>(distances->objs[i]->os_index), static_cast<int>(distances->objs[j]->os_index)}] =
+          static_cast<unsigned>(distances->values[i * n + j]);
+  hwloc_distances_release(raw, distances);
+}
+
+std::string pci_ids(const hwloc_obj_attr_u::hwloc_pcidev_attr_s& pci) {
+  char text[64];
+  std::snprintf(text, sizeof text, "class 0x%04x %04x:%04x", pci.class_id, pci.vendor_id, pci.device_id);
+  return text;
 }
 
 Topology collect(hwloc_topology_t raw, std::string source) {
   Topology topology;
   topology.source = std::move(source);
   topology.all_cpus = to_cpuset(hwloc_topology_get_topology_cpuset(raw));
+  if (const char* host = hwloc_obj_get_info_by_name(hwloc_get_root_obj(raw), "HostName")) topology.host = host;
+  read_numa_distances(raw, topology);
   for (hwloc_obj_t obj = hwloc_get_next_pcidev(raw, nullptr); obj; obj = hwloc_get_next_pcidev(raw, obj)) {
     const hwloc_obj_attr_u::hwloc_pcidev_attr_s& pci = obj->attr->pcidev;
-    if (is_gpu_class(pci.class_id, pci.vendor_id)) {
+    if (is_gpu_class(pci.class_id, pci.vendor_id, pci.device_id)) {
       Gpu gpu;
       gpu.address = to_address(pci);
       gpu.vendor = pci.vendor_id == 0x10de ? GpuVendor::nvidia : GpuVendor::amd;
       gpu.device_id = pci.device_id;
       gpu.switch_path = switch_path_of(obj);
-      set_locality(raw, obj, gpu.numa_node, gpu.local_cpus);
+      set_locality(raw, obj, gpu);
       topology.gpus.push_back(std::move(gpu));
+    } else if (is_display_or_accelerator_class(pci.class_id)) {
+      topology.notes.push_back(to_address(pci).to_string() + " (" + pci_ids(pci) +
+                               ") is a display or accelerator device but not an NVIDIA or AMD GPU");
     } else if (is_network_class(pci.class_id)) {
       Nic nic;
       nic.address = to_address(pci);
+      nic.pci_class = pci.class_id;
+      nic.vendor = pci.vendor_id;
+      nic.device_id = pci.device_id;
+      nic.link_speed_gbs = pci.linkspeed;
       nic.switch_path = switch_path_of(obj);
-      set_locality(raw, obj, nic.numa_node, nic.local_cpus);
+      set_locality(raw, obj, nic);
       for (hwloc_obj_t child = obj->io_first_child; child; child = child->next_sibling) {
         if (child->type != HWLOC_OBJ_OS_DEVICE || !child->name) continue;
         if (child->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK && nic.interface_name.empty())

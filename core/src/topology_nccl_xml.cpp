@@ -129,8 +129,12 @@ class NcclReader {
       if (is_element(child, "nic")) nic_element = child;
       if (is_element(child, "pci")) has_pci_children = true;
     }
-    // A display device without a vendor is a GPU when NCCL marked it <gpu>; an ASPEED BMC VGA is not.
-    if (gpu_element || is_gpu_class(pci_class, vendor)) {
+    // A GPU is what NCCL marked <gpu>, an NVIDIA/AMD GPU class, or a display/3D device with no vendor
+    // at all (cloud files such as Azure's ND ones list GPUs as bare class-0x0302 <pci>); an ASPEED
+    // BMC VGA names its vendor and is not.
+    const bool vendor_listed = attribute(node, "vendor").has_value();
+    const bool bare_display = !vendor_listed && !has_pci_children && (pci_class == 0x0300 || pci_class == 0x0302 || pci_class == 0x0380);
+    if (gpu_element || is_gpu_class(pci_class, vendor, number(node, "device").value_or(0)) || bare_display) {
       Gpu gpu;
       gpu.address = address;
       gpu.vendor = vendor == 0x1002 ? GpuVendor::amd : GpuVendor::nvidia;
@@ -142,6 +146,10 @@ class NcclReader {
     } else if (nic_element || is_network_class(pci_class)) {
       Nic nic;
       nic.address = address;
+      nic.pci_class = pci_class;
+      nic.vendor = vendor;
+      nic.device_id = number(node, "device").value_or(0);
+      nic.names_listed = false;  // NCCL lists only NICs it uses; a bare <pci> is known by bus id alone
       nic.numa_node = place.numa_node;
       nic.local_cpus = place.cpus;
       nic.switch_path = place.switches;

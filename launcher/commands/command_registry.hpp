@@ -33,5 +33,6 @@ std::span<const CommandEntry> all_commands();
 void register_bench(CLI::App& app, CommandContext& context);
 void register_doctor(CLI::App& app, CommandContext& context);
 void register_rendezvous_check(CLI::App& app, CommandContext& context);
+void register_exec(CLI::App& app, CommandContext& context);
 
 }  // namespace gpudirect::launcher

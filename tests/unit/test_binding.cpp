@@ -145,8 +145,11 @@ TEST_CASE("a GPU with no NIC on its switch falls back to its NUMA node's data NI
 
 TEST_CASE("fallback to any data NIC when the GPU's NUMA node has none", "[binding]") {
   Topology t = load_topology_file(fixture("a3-highgpu-8g.xml"));
-  for (Nic& nic : t.nics)  // move every data NIC to NUMA node 1 and off the GPUs' switches
-    if (nic.interface_name != "enp0s12") nic.numa_node = 1;
+  for (Nic& nic : t.nics)  // move every data NIC to NUMA node 1 (socket 1) and off the GPUs' switches
+    if (nic.interface_name != "enp0s12") {
+      nic.numa_node = 1;
+      nic.package = 1;
+    }
   t.gpus[0].switch_path = {PciAddress::parse("0000:40:00.0")};
   const NodePlan plan = plan_node(t);
   CHECK(plan.gpus[0].nic_fallback);

@@ -20,16 +20,23 @@ struct GpuPlacement {
 
 struct NodePlan {
   std::vector<GpuPlacement> gpus;  // parallel to Topology::gpus; empty on a node without GPUs
-  std::optional<int> control_nic;  // lowest-address NIC sharing no PCIe switch with any GPU
+  std::optional<int> control_nic;  // the NIC for sockets/bootstrap traffic (rules below)
+  std::string control_note;        // why there is none, when control_nic is empty
   std::vector<int> data_nics;      // every NIC some GPU uses, ascending
 };
 
-// Pairing: GPUs and NICs meet at their nearest common PCIe switch (the deepest shared bridge).
+// NIC kinds (nic_kind.hpp): rdma > ethernet > management > unusable. Data NICs are the NICs of the
+// best kind present on the node; the others never carry GPU traffic.
+// The control NIC is never RDMA or unusable: a NIC of a kind below the data kind when there is one
+// (the 1GbE port next to InfiniBand cards), else one of the data kind sharing no PCIe switch with
+// a GPU (A3's enp0s12); NICs off the GPUs' switches first, then the better kind, then bus order.
+// Pairing: GPUs and data NICs meet at their nearest common PCIe switch (the deepest shared bridge).
 // Within each such switch both are taken in bus order and GPU i of G gets
 //   NICs [i*N/G, (i+1)*N/G) when N >= G (one each: A3 Mega, ND H100 v5; a slice each: p5),
 //   NIC floor(i*N/G)        when N <  G (GPUs share: A3 High).
-// A GPU sharing no switch with any NIC falls back to the data NICs of its NUMA node (else all data
-// NICs; if no NIC shares a switch with any GPU, every NIC but the control NIC), paired by the same rule.
+// A GPU sharing no switch with any data NIC falls back to the nearest data NICs: smallest NUMA
+// distance (the OS's matrix; 10 same node, 20 other without one), then same package, shared out
+// among the fallback GPUs of its NUMA node by the same rule (2 GPUs + 2 IB ports on a socket: 1:1).
 NodePlan plan_node(const Topology& topology);
 
 struct TaskBinding {

@@ -9,7 +9,8 @@
 //     When it lists every GPU Slurm gave this node's tasks (SLURM_GPUS_ON_NODE, as --gpus-per-node
 //     does) and the node runs several tasks, each task takes its local rank's share of them.
 //     "NoDevFiles" (Slurm's value when gres.conf names no device files) means no GPUs.
-//     GPU UUIDs (GPU-..., MIG-...) are refused: set CUDA_VISIBLE_DEVICES by index.
+//     GPU UUIDs (GPU-..., MIG-...) are refused here: plan_task turns them into indices first
+//     (gpu_uuid.hpp, through NVML).
 //  2. Without CUDA_VISIBLE_DEVICES the step's GPUs are split by local rank: a contiguous block each
 //     when there are at least as many GPUs as tasks (8 GPUs, 3 tasks: 3,3,2), else local_rank % GPUs.
 //  3. Without any Slurm GPU variable, the same split over all gpu_count GPUs of the node.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "gpudirect/binding.hpp"
+#include "gpudirect/gpu_uuid.hpp"
 #include "gpudirect/mode.hpp"
 #include "gpudirect/mode_resolution.hpp"
 #include "gpudirect/network_profile.hpp"
@@ -27,6 +28,7 @@ struct TaskSetupInput {
   CpuSet allowed_cpus;                      // the task's affinity as Slurm left it
   std::string hostname;
   NodeFacts facts;
+  GpuUuidResolver* uuid_resolver = nullptr;  // for GPU-/MIG- UUIDs; null: NVML (nvml_resolver())
 };
 
 struct TaskSetup {

@@ -20,10 +20,19 @@ Topology load_nccl_topology_xml(const std::string& path);
 // Looks at the root element: <topology> is hwloc XML, <system> is NCCL topology XML.
 Topology load_topology_file(const std::string& path);
 
+// Names NICs a file knows only by bus id (a bare NCCL <pci>) from this node's sysfs
+// (<sysfs_root>/bus/pci/devices/<bus id>/{net,infiniband}/), when that device is a network
+// device here. Offline, on another machine, they stay known by bus id.
+void resolve_nic_names(Topology& topology, const std::string& sysfs_root = "/sys");
+
 // Shared by the sources: classifies a PCI function. `pci_class` is the 16-bit class (0x0302).
-bool is_gpu_class(unsigned pci_class, unsigned vendor);
+// NVIDIA or AMD display/3D/0x0380 devices and AMD 0x1200 accelerators (MI300), not BMC VGAs.
+bool is_gpu_class(unsigned pci_class, unsigned vendor, unsigned device = 0);
+bool is_display_or_accelerator_class(unsigned pci_class);
+// Network controllers (0x02xx) and InfiniBand serial-bus controllers (0x0c06).
 bool is_network_class(unsigned pci_class);
-// Sorts devices by address and checks what every source must guarantee.
+// Sorts devices by address, classifies the NICs (nic_kind.hpp) and checks what every source must
+// guarantee.
 void finalize_topology(Topology& topology);
 
 }  // namespace gpudirect

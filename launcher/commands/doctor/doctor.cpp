@@ -27,9 +27,6 @@ struct DoctorOptions {
   bool check = false;
 };
 
-
-std::string nic_label(const Nic& nic) { return !nic.interface_name.empty() ? nic.interface_name : nic.rdma_device; }
-
 std::string nic_list(const Topology& topology, const std::vector<int>& nics) {
   std::string out;
   for (int n : nics) out += (out.empty() ? "" : ",") + nic_label(topology.nics[static_cast<std::size_t>(n)]);
@@ -41,23 +38,45 @@ std::string mode_text(const ModeDecision& decision) {
          (decision.wait_for_rxdm ? ", waits for RxDM" : "");
 }
 
+// The machine the table describes: the file's own host when it records one, never this machine's
+// name for someone else's topology.
+std::string described_host(const Topology& topology, bool from_file) {
+  if (!topology.host.empty()) return topology.host;
+  if (!from_file) return host_name();
+  return "unknown (the topology file records no host name)";
+}
+
 void print_table(const Topology& topology, const NodePlan& plan, const std::string& host, const ModeDecision& decision) {
   std::printf("# gpudirect doctor: node %s, topology %s\n", host.c_str(), topology.source.c_str());
   std::printf("# mode: %s\n", mode_text(decision).c_str());
   std::printf("# %3s  %-12s  %4s  %-20s  %s\n", "GPU", "bus id", "NUMA", "CPUs", "NICs");
   for (std::size_t g = 0; g < topology.gpus.size(); ++g) {
     const Gpu& gpu = topology.gpus[g];
+    const GpuPlacement& placement = plan.gpus[g];
     std::printf("  %3zu  %-12s  %4d  %-20s  %s%s\n", g, gpu.address.to_string().c_str(), gpu.numa_node,
-                gpu.local_cpus.to_list().c_str(), nic_list(topology, plan.gpus[g].nics).c_str(),
-                plan.gpus[g].nic_fallback ? " (fallback: no NIC on its PCIe switch)" : "");
+                gpu.local_cpus.to_list().c_str(), nic_list(topology, placement.nics).c_str(),
+                placement.nic_fallback ? (" (fallback: " + placement.nic_note + ")").c_str() : "");
   }
-  if (topology.gpus.empty()) std::printf("  (no GPUs on this node)\n");
+  if (topology.gpus.empty()) {
+    std::printf("  (no GPUs on this node: no NVIDIA or AMD display, 3D or accelerator PCI device)\n");
+    for (const std::string& note : topology.notes) std::printf("  (skipped %s)\n", note.c_str());
+  }
+  for (const Nic& nic : topology.nics)
+    std::printf("# NIC %-12s  %-20s  NUMA %2d  %-10s  %s\n", nic.address.to_string().c_str(), nic_label(nic).c_str(),
+                nic.numa_node, std::string(to_string(nic.kind)).c_str(), nic.kind_reason.c_str());
   if (plan.control_nic) {
     const Nic& nic = topology.nics[static_cast<std::size_t>(*plan.control_nic)];
-    std::printf("# control NIC: %s (%s)\n", nic_label(nic).c_str(), nic.address.to_string().c_str());
+    std::printf("# control NIC: %s (%s, %s)\n", nic_label(nic).c_str(), nic.address.to_string().c_str(),
+                std::string(to_string(nic.kind)).c_str());
   } else {
-    std::printf("# control NIC: none found (every NIC shares a PCIe switch with a GPU)\n");
+    std::printf("# control NIC: none (%s)\n", plan.control_note.c_str());
   }
+}
+
+nlohmann::json nic_json(const Nic& nic) {
+  return {{"name", nic_label(nic)},           {"netdev", nic.interface_name},
+          {"rdma_device", nic.rdma_device},   {"bus_id", nic.address.to_string()},
+          {"kind", std::string(to_string(nic.kind))}, {"numa", nic.numa_node}};
 }
 
 nlohmann::json table_json(const Topology& topology, const NodePlan& plan, const std::string& host, const ModeDecision& decision) {
@@ -67,11 +86,15 @@ nlohmann::json table_json(const Topology& topology, const NodePlan& plan, const 
   for (std::size_t g = 0; g < topology.gpus.size(); ++g) {
     const Gpu& gpu = topology.gpus[g];
     nlohmann::json nics = nlohmann::json::array();
-    for (int n : plan.gpus[g].nics) nics.push_back(nic_label(topology.nics[static_cast<std::size_t>(n)]));
+    for (int n : plan.gpus[g].nics) nics.push_back(nic_json(topology.nics[static_cast<std::size_t>(n)]));
     out["gpus"].push_back({{"index", g}, {"bus_id", gpu.address.to_string()}, {"numa", gpu.numa_node},
-                           {"cpus", gpu.local_cpus.to_list()}, {"nics", nics}, {"nic_fallback", plan.gpus[g].nic_fallback}});
+                           {"cpus", gpu.local_cpus.to_list()}, {"nics", nics}, {"nic_fallback", plan.gpus[g].nic_fallback},
+                           {"nic_note", plan.gpus[g].nic_note}});
   }
-  out["control_nic"] = plan.control_nic ? nic_label(topology.nics[static_cast<std::size_t>(*plan.control_nic)]) : "";
+  out["nics"] = nlohmann::json::array();
+  for (const Nic& nic : topology.nics) out["nics"].push_back(nic_json(nic));
+  out["control_nic"] = plan.control_nic ? nic_json(topology.nics[static_cast<std::size_t>(*plan.control_nic)]) : nlohmann::json();
+  if (!plan.control_nic) out["control_note"] = plan.control_note;
   return out;
 }
 
@@ -124,8 +147,8 @@ int run_doctor(const DoctorOptions& options) {
   if (!plugstack.empty()) config = read_plugstack_config(plugstack);
   if (!options.topology.empty()) config.topology = options.topology;
   if (!options.profile_dir.empty()) config.profile_dir = options.profile_dir;
-  const std::string host = host_name();
   Topology topology = config.topology.empty() ? load_live_topology() : load_topology_file(config.topology);
+  const std::string host = described_host(topology, !config.topology.empty());
   const NodePlan plan = plan_node(topology);
   ModeRequest request;
   if (!options.mode.empty()) request.mode = parse_mode(options.mode);
@@ -142,7 +165,7 @@ int run_doctor(const DoctorOptions& options) {
   if (options.json) json = table_json(topology, plan, host, decision);
   // Inside a task print one line per task (a table per task would repeat the node's table 8 times).
   if (in_task) {
-    status = check_task(topology, plan, config, env, host, options.json ? &json : nullptr);
+    status = check_task(topology, plan, config, env, host_name(), options.json ? &json : nullptr);
   } else if (!options.json) {
     print_table(topology, plan, host, decision);
   }

@@ -1,0 +1,159 @@
+// `gpudirect-launch exec [--mode M] [--topology F] -- CMD ARGS...`: the plugin's binding for one
+// process without Slurm (GKE JobSet pods, Vertex AI custom jobs, torchrun). The local rank comes
+// from torchrun-style variables; plan_task, the function the plugin calls in task_init, decides the
+// GPUs, NICs, CPUs and network environment; then this process takes them and execs CMD.
+#include "command_registry.hpp"
+
+#include "bootstrap/launch_context.hpp"
+#include "doctor/plugstack_file.hpp"
+#include "gpudirect/readiness.hpp"
+#include "gpudirect/task_setup.hpp"
+#include "gpudirect/topology_sources.hpp"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <vector>
+
+namespace gpudirect::launcher {
+namespace {
+
+struct ExecOptions {
+  std::string mode = "auto";
+  std::string topology;
+  std::string plugstack;
+  std::string profile_dir;
+  std::string lib_dir;
+  bool verbose = false;
+  std::vector<std::string> command;
+};
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "unknown-host";
+  return name;
+}
+
+// torchrun's names (LOCAL_RANK, LOCAL_WORLD_SIZE, RANK) in the place plan_task reads Slurm's.
+std::map<std::string, std::string> task_environment(std::map<std::string, std::string> env) {
+  const auto get = [&](const char* name, const char* fallback) {
+    const auto it = env.find(name);
+    return it == env.end() || it->second.empty() ? std::string(fallback) : it->second;
+  };
+  env["SLURM_LOCALID"] = get("LOCAL_RANK", "0");
+  env["SLURM_LOCAL_TASKS"] = get("LOCAL_WORLD_SIZE", "1");
+  env["SLURM_PROCID"] = get("RANK", env["SLURM_LOCALID"].c_str());
+  for (const char* slurm : {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "SLURM_GPUS_ON_NODE", "SLURM_STEP_TASKS_PER_NODE",
+                            "SLURM_TASKS_PER_NODE", "SLURM_NODEID", "SLURM_CPU_BIND_TYPE"})
+    env.erase(slurm);
+  // A pod sees all its GPUs: each local rank takes its share of CUDA_VISIBLE_DEVICES, as Slurm's
+  // --gpus-per-node does.
+  if (const auto visible = env.find("CUDA_VISIBLE_DEVICES"); visible != env.end() && !visible->second.empty()) {
+    int count = 1;
+    for (char c : visible->second) count += c == ',';
+    env["SLURM_GPUS_ON_NODE"] = std::to_string(count);
+  }
+  return env;
+}
+
+int run_exec(const ExecOptions& options) {
+  if (options.command.empty()) {
+    std::fprintf(stderr, "gpudirect exec: no command: give it after --, e.g. gpudirect-launch exec -- python train.py\n");
+    return 6;
+  }
+  PluginConfig config;
+  std::string plugstack = options.plugstack;
+  if (plugstack.empty())
+    if (auto found = find_plugstack_file()) plugstack = *found;
+  if (!plugstack.empty()) config = read_plugstack_config(plugstack);
+  if (!options.topology.empty()) config.topology = options.topology;
+  if (!options.profile_dir.empty()) config.profile_dir = options.profile_dir;
+  if (!options.lib_dir.empty()) config.lib_dir = options.lib_dir;
+
+  TaskSetupInput input;
+  input.request = parse_mode_request(options.mode);
+  input.request.verbose = input.request.verbose || options.verbose;
+  input.config = config;
+  input.hostname = host_name();
+  input.env = task_environment(bootstrap::current_environment());
+  input.allowed_cpus = CpuSet::of_this_thread();
+  input.facts = probe_node_facts(config);
+
+  const Topology topology = config.topology.empty() ? load_live_topology() : load_topology_file(config.topology);
+  const NodePlan plan = plan_node(topology);
+  TaskSetup setup;
+  try {
+    setup = plan_task(topology, plan, input);
+  } catch (const TaskSetupError& e) {
+    std::fprintf(stderr, "gpudirect exec: %s\n", e.what());
+    return 1;
+  }
+  // As the plugin does before any task starts: TCPXO needs the receive-datapath manager up.
+  if (setup.mode == Mode::tcpxo && !config.rxdm_ready.empty()) {
+    const ReadinessResult ready = wait_until_ready(config.rxdm_ready, config.rxdm_timeout_s);
+    if (!ready.ready) {
+      std::fprintf(stderr, "gpudirect exec: the TCPXO receive-datapath manager (RxDM) is not ready: %s; start the RxDM "
+                   "sidecar (its startup probe) first, or raise rxdm_timeout=\n", ready.detail.c_str());
+      return 1;
+    }
+  }
+  for (const EnvAction& action : setup.env) {
+    const char* current = std::getenv(action.name.c_str());
+    if (auto next = apply_env_action(action, current ? std::optional<std::string>(current) : std::nullopt))
+      ::setenv(action.name.c_str(), next->c_str(), 1);
+  }
+  if (setup.set_affinity) {
+    CpuSet::Native native;
+    setup.binding.cpus.to_cpu_set(native);
+    if (sched_setaffinity(0, native.size, native.set) != 0) {
+      std::fprintf(stderr, "gpudirect exec: cannot bind to CPUs %s: %s; run with cpu_bind=off in the plugstack line\n",
+                   setup.binding.cpus.to_list().c_str(), std::strerror(errno));
+      return 1;
+    }
+  }
+  if (input.request.verbose) std::fprintf(stderr, "%s\n", setup.summary.c_str());
+
+  std::vector<char*> argv;
+  for (const std::string& arg : options.command) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  std::fflush(nullptr);
+  ::execvp(argv[0], argv.data());
+  std::fprintf(stderr, "gpudirect exec: cannot run %s: %s\n", argv[0], std::strerror(errno));
+  return errno == ENOENT ? 127 : 126;
+}
+
+}  // namespace
+
+void register_exec(CLI::App& app, CommandContext& context) {
+  auto options = std::make_shared<ExecOptions>();
+  CLI::App* exec = app.add_subcommand(
+      "exec",
+      "Give one process the plugin's binding without Slurm, then exec CMD: its GPU(s) by LOCAL_RANK of "
+      "LOCAL_WORLD_SIZE (torchrun-style; CUDA_VISIBLE_DEVICES shared out the same way), their NICs and local "
+      "CPUs, and the network environment of the mode (GKE JobSet pods, Vertex AI custom jobs).");
+  exec->add_option("--mode", options->mode, "auto (default), tcpxo, tcpx, rdma or off, optionally ',verbose'");
+  exec->add_option("--topology", options->topology, "hwloc XML or NCCL topology XML file instead of live discovery");
+  exec->add_option("--plugstack", options->plugstack,
+                   "read topology=, lib_dir=, profile_dir= ... from the spank_gpudirect.so line of this plugstack.conf "
+                   "(default: the one Slurm uses, if any)");
+  exec->add_option("--profile-dir", options->profile_dir, "directory with network profiles (as profile_dir=)");
+  exec->add_option("--lib-dir", options->lib_dir, "the TCPXO/TCPX NCCL plugin directory (as lib_dir=)");
+  exec->add_flag("--verbose", options->verbose, "print the binding line on stderr before running CMD");
+  exec->add_option("command", options->command, "CMD ARGS... after --")->required();
+  exec->callback([options, &context] {
+    try {
+      context.exit_code = run_exec(*options);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gpudirect exec: %s\n", e.what());
+      context.exit_code = 1;
+    }
+  });
+}
+
+}  // namespace gpudirect::launcher
