@@ -25,3 +25,7 @@ if(GPUDIRECT_WITH_NCCL)
   endif()
 endif()
 message(STATUS "gpudirect-slurm: NCCL backend ${GPUDIRECT_HAVE_NCCL}")
+
+# CPU training: OpenBLAS (Debian libopenblas-dev) for the matrix products, OpenMP for the rest.
+pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
+find_package(OpenMP REQUIRED COMPONENTS CXX)
