@@ -102,7 +102,7 @@ TEST_CASE("causal attention backward matches finite differences", "[train]") {
   std::mt19937 rng(4);
   const int B = 2, T = 5, C = 8, NH = 2;
   auto qkv = random_vector(B * T * 3 * C, rng, -1.5f, 1.5f), R = random_vector(B * T * C, rng);
-  std::vector<float> out(B * T * C), att(B * NH * T * T), dqkv(qkv.size(), 0.0f);
+  std::vector<float> out(B * T * C), att(B * NH * T * T), dqkv(qkv.size(), 0.0f), scratch(T * T);
   auto f = [&] {
     attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH, kThreads);
     return dot(out, R);
@@ -120,7 +120,7 @@ TEST_CASE("causal attention backward matches finite differences", "[train]") {
       CHECK(sum == Approx(1.0).epsilon(1e-5));
     }
   }
-  attention_backward(dqkv.data(), R.data(), qkv.data(), att.data(), B, T, C, NH, kThreads);
+  attention_backward(dqkv.data(), scratch.data(), R.data(), qkv.data(), att.data(), B, T, C, NH, kThreads);
   CHECK(finite_difference_error(qkv.data(), all_elements(qkv.size()), dqkv.data(), dqkv.size(), f) < kTolerance);
 }
 

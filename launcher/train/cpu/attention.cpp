@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <cstddef>
-#include <vector>
 
 namespace gpudirect::train::cpu {
 
@@ -50,13 +49,13 @@ void attention_forward(float* out, float* att, const float* qkv, int B, int T, i
   }
 }
 
-void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att, int B, int T, int C, int NH,
-                        int threads) {
+void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* att, int B, int T,
+                        int C, int NH, int threads) {
   const int hs = C / NH;
   const std::size_t c3 = 3 * static_cast<std::size_t>(C), c_ = static_cast<std::size_t>(C);
   const std::size_t t_ = static_cast<std::size_t>(T);
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
-  std::vector<float> ds(t_ * t_);  // dP, then dS in place
+  float* ds = scratch;  // dP, then dS in place
   for (int bh = 0; bh < B * NH; ++bh) {
     const std::size_t b = static_cast<std::size_t>(bh / NH), h = static_cast<std::size_t>(bh % NH);
     const std::size_t head = b * t_ * c3 + h * static_cast<std::size_t>(hs);
@@ -65,13 +64,13 @@ void attention_backward(float* dqkv, const float* dout, const float* qkv, const 
     const float* d = dout + b * t_ * c_ + h * static_cast<std::size_t>(hs);
     const float* p = att + static_cast<std::size_t>(bh) * t_ * t_;
     // dP = dO V^T ; dV += P^T dO
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, 1.0f, d, C, v, 3 * C, 0.0f, ds.data(), T);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, 1.0f, d, C, v, 3 * C, 0.0f, ds, T);
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, p, T, d, C, 1.0f, dv, 3 * C);
     // softmax backward, row by row: dS = P * (dP - sum(P * dP)) * scale (zero where P is masked).
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int t = 0; t < T; ++t) {
       const float* prow = p + static_cast<std::size_t>(t) * t_;
-      float* row = ds.data() + static_cast<std::size_t>(t) * t_;
+      float* row = ds + static_cast<std::size_t>(t) * t_;
       const int n = t + 1;
       float dot = 0.0f;
 #pragma omp simd reduction(+ : dot)
@@ -81,8 +80,8 @@ void attention_backward(float* dqkv, const float* dout, const float* qkv, const 
       for (int i = n; i < T; ++i) row[i] = 0.0f;
     }
     // dQ += dS K ; dK += dS^T Q
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, ds.data(), T, k, 3 * C, 1.0f, dq, 3 * C);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, ds.data(), T, q, 3 * C, 1.0f, dk, 3 * C);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, ds, T, k, 3 * C, 1.0f, dq, 3 * C);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, ds, T, q, 3 * C, 1.0f, dk, 3 * C);
   }
 }
 

@@ -5,13 +5,14 @@
 #pragma once
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
 
 namespace gpudirect::train::cpu {
 
-#pragma omp declare simd
 inline float exp_approx(float x) {
-  x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+  x = x < -87.0f ? -87.0f : x;
+  x = x > 88.0f ? 88.0f : x;
   // n = round(x / ln2) with the add-and-subtract 1.5 * 2^23 trick (vectorises on plain SSE2).
   const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   float r = x - n * 0.693359375f;  // ln2 split in two parts: r stays exact
@@ -28,7 +29,6 @@ inline float exp_approx(float x) {
 }
 
 // tanh(u) = 1 - 2 / (exp(2u) + 1): exact limits +-1, absolute error about 2e-7.
-#pragma omp declare simd
 inline float tanh_approx(float u) { return 1.0f - 2.0f / (exp_approx(2.0f * u) + 1.0f); }
 
 }  // namespace gpudirect::train::cpu
