@@ -60,7 +60,7 @@ std::pair<Mode, std::string> detect_mode(const Topology& topology, const NodeFac
   if (facts.tcpxo_plugin) return {Mode::tcpxo, gpus + ", TCPXO NCCL plugin present"};
   if (facts.tcpx_plugin) return {Mode::tcpx, gpus + ", TCPX NCCL plugin present"};
   for (const Nic& nic : topology.nics)
-    if (!nic.rdma_device.empty()) return {Mode::rdma, gpus + ", RDMA device " + nic.rdma_device};
+    if (nic.kind == NicKind::rdma) return {Mode::rdma, gpus + ", RDMA NIC " + nic_label(nic)};
   return {Mode::off, gpus + " but no GPUDirect transport (no TCPXO/TCPX plugin, no RDMA NIC)"};
 }
 
@@ -163,7 +163,22 @@ TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSe
   try {
     setup.env = render(load_profile(profile_name, profile_search_path(input.config)), inputs);
   } catch (const ProfileError& e) {
-    throw fail(e.what());
+    std::string why = e.what();
+    // Say why there is no control NIC name rather than leave an empty one to the profile.
+    if (why.find("${CTRL_NIC}") != std::string::npos) {
+      if (!plan.control_nic)
+        why += " (" + plan.control_note + ")";
+      else
+        why += " (the control NIC " + topology.nics[static_cast<std::size_t>(*plan.control_nic)].address.to_string() +
+               " has no network interface on this node: check its driver, or give a topology file with its name)";
+    }
+    else if ((why.find("${DATA_NICS}") != std::string::npos || why.find("${TASK_NICS}") != std::string::npos) &&
+             !setup.binding.gpus.empty()) {
+      const int g = setup.binding.gpus.front();
+      const std::string& note = plan.gpus[static_cast<std::size_t>(g)].nic_note;
+      if (!note.empty()) why += " (GPU " + std::to_string(g) + ": " + note + ")";
+    }
+    throw fail(why);
   }
   // What the mode's transport calls a NIC: the RDMA device for rdma (NCCL_IB_HCA), the netdev for
   // socket-based transports (TCPX/TCPXO); the bus id when the NIC has neither name here.
