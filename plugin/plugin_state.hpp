@@ -18,6 +18,7 @@ struct NodeState {
   Topology topology;
   NodePlan plan;
   NodeFacts facts;
+  std::optional<NetworkProfile> profile;  // the step's mode's profile, read once before tasks fork
 };
 
 struct PluginState {

@@ -20,6 +20,15 @@ void prepare_node() {
     node.topology = s.config.topology.empty() ? load_live_topology() : load_topology_file(s.config.topology);
     node.plan = plan_node(node.topology);
     node.facts = probe_node_facts(s.config);
+    // Every task of the step renders the same profile: read and parse it once here, before the
+    // tasks fork, not once per task (a task that cannot have it reports why in task_init).
+    const Mode resolved = mode == Mode::auto_detect ? detect_mode(node.topology, node.facts).first : mode;
+    if (resolved != Mode::off) {
+      try {
+        node.profile = load_profile(profile_name_for(s.config, resolved), profile_search_path(s.config));
+      } catch (const ProfileError&) {
+      }
+    }
     s.node = std::move(node);
   } catch (const std::exception& e) {
     s.node_error = std::string("cannot read the node's topology: ") + e.what();

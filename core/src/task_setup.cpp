@@ -54,6 +54,10 @@ NodeFacts probe_node_facts(const PluginConfig& config) {
   return facts;
 }
 
+std::string profile_name_for(const PluginConfig& config, Mode mode) {
+  return mode == Mode::tcpxo ? config.tcpxo_profile : std::string(to_string(mode));
+}
+
 std::pair<Mode, std::string> detect_mode(const Topology& topology, const NodeFacts& facts) {
   if (topology.gpus.empty()) return {Mode::off, "no GPUs on this node"};
   const std::string gpus = std::to_string(topology.gpus.size()) + " GPUs";
@@ -158,10 +162,12 @@ TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSe
                        {"LIB_DIR", lib_dir},
                        {"SLURM_JOB_ID", env_or(env, "SLURM_JOB_ID")},
                        {"TASK_GPUS", join(gpu_ids)}};
-  const std::string profile_name =
-      setup.mode == Mode::tcpxo ? input.config.tcpxo_profile : std::string(to_string(setup.mode));
+  const std::string profile_name = profile_name_for(input.config, setup.mode);
   try {
-    setup.env = render(load_profile(profile_name, profile_search_path(input.config)), inputs);
+    if (input.profile && input.profile->name == profile_name)
+      setup.env = render(*input.profile, inputs);
+    else
+      setup.env = render(load_profile(profile_name, profile_search_path(input.config)), inputs);
   } catch (const ProfileError& e) {
     std::string why = e.what();
     // Say why there is no control NIC name rather than leave an empty one to the profile.
