@@ -65,7 +65,7 @@ TEST_CASE("malformed values name the variable", "[launch_context]") {
                     Catch::Contains("invalid host list"));
 }
 
-TEST_CASE("--rendezvous HOST:PORT is taken whole or refused", "[launch_context]") {
+TEST_CASE("the rendezvous override HOST:PORT is taken whole or refused", "[launch_context]") {
   const auto ok = gpudirect::bootstrap::parse_host_port("node1:29500", "--rendezvous");
   CHECK(ok.host == "node1");
   CHECK(ok.port == 29500);
