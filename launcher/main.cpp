@@ -61,7 +61,17 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "gpudirect-launch 0.1.0");
   app.add_option("--np", "start N local ranks of this command line (like mpirun on one host); must come before the subcommand");
   gpudirect::launcher::CommandContext context;
-  app.add_option("--rendezvous", context.session.rendezvous, "HOST:PORT of rank 0's rendezvous, instead of the derived one");
+  app.add_option("--rendezvous", context.session.rendezvous, "HOST:PORT of rank 0's rendezvous, instead of the derived one")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            try {
+              gpudirect::bootstrap::parse_host_port(text, "--rendezvous");
+              return std::string();
+            } catch (const std::invalid_argument& e) {
+              return std::string(e.what());
+            }
+          },
+          "HOST:PORT"));
   double timeout_s = 60;
   app.add_option("--timeout", timeout_s, "seconds to wait for the rendezvous and for every rank (default 60)")
       ->check(CLI::Range(0.1, 86400.0));
