@@ -25,3 +25,7 @@ if(GPUDIRECT_WITH_NCCL)
   endif()
 endif()
 message(STATUS "gpudirect-slurm: NCCL backend ${GPUDIRECT_HAVE_NCCL}")
+
+# The fp32 CPU training model: OpenBLAS for matrix products, OpenMP for the element-wise kernels.
+pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
+find_package(OpenMP REQUIRED)

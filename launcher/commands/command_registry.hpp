@@ -9,5 +9,6 @@ namespace gpudirect::launcher {
 void register_doctor(CLI::App& app, int& exit_code);
 void register_bench(CLI::App& app, int& exit_code);
 void register_rendezvous_check(CLI::App& app, int& exit_code);
+void register_train(CLI::App& app, int& exit_code);
 
 }  // namespace gpudirect::launcher
