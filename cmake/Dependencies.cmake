@@ -26,6 +26,6 @@ if(GPUDIRECT_WITH_NCCL)
 endif()
 message(STATUS "gpudirect-slurm: NCCL backend ${GPUDIRECT_HAVE_NCCL}")
 
-# The fp32 CPU training model: OpenBLAS for matrix products, OpenMP for the element-wise kernels.
+# CPU training: OpenBLAS (Debian libopenblas-dev) for the matrix products, OpenMP for the rest.
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
-find_package(OpenMP REQUIRED)
+find_package(OpenMP REQUIRED COMPONENTS CXX)
