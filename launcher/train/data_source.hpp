@@ -35,8 +35,9 @@ class DataSource {
 };
 
 // Mock data from a counter-based hash of (seed, sequence, position): reproducible, different per rank
-// and step. `learnable`: each sequence follows x[t+1] = (a*x[t] + c) mod V with a, c drawn per
-// sequence from a small set (so the next token depends on the context), so the loss visibly falls;
+// and step. `learnable`: each sequence follows x[t+1] = (a*x[t] + c) mod A over the first
+// A = min(V, 64) token ids, with a, c drawn per sequence from a small set (so the next token depends
+// on the context), so the loss visibly falls;
 // otherwise tokens are uniform (loss stays near ln V), like a framework's mock dataset.
 std::unique_ptr<DataSource> make_mock_data(const BatchShape& shape, std::uint64_t seed, bool learnable);
 
