@@ -63,6 +63,14 @@ print(f'loss {first:.3f} -> {last:.3f}')
 sys.exit(0 if len(steps) == 30 and last < first - 1.0 else 1)" >"$work/learn.txt" 2>&1 \
   && pass "loss falls on learnable mock data ($(cat "$work/learn.txt"))" || fail "loss does not fall" "$work/learn.txt"
 
+# The plot script turns the JSON lines into a PNG (where Debian's python3-matplotlib is installed).
+if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
+  "$SRC/scripts/plot_training.py" "$work/learn.json" "$work/learn.png" >"$work/plot.log" 2>&1 && [ -s "$work/learn.png" ] \
+    && pass "plot_training.py writes a PNG" || fail "plot_training.py" "$work/plot.log"
+else
+  echo "SKIP: plot_training.py (no python3-matplotlib: scripts/install-deps.sh installs it)"
+fi
+
 # A token file in llm.c's format.
 python3 -c "
 import struct
