@@ -27,6 +27,7 @@ StepResult Trainer::step(bool stop_requested) {
   const auto start = Clock::now();
   StepResult result;
   result.step = step_;
+  micro_done_.store(0, std::memory_order_relaxed);
   model_.zero_gradients();
   double loss = 0;
   const float scale = 1.0f / static_cast<float>(c.grad_accum);
@@ -35,6 +36,7 @@ StepResult Trainer::step(bool stop_requested) {
     const bool last = micro + 1 == c.grad_accum;
     if (last) sync_.begin(model_.gradients());
     loss += model_.forward_backward(inputs_, targets_, scale, last ? sync_.on_ready() : GradientReady{});
+    micro_done_.store(micro + 1, std::memory_order_relaxed);
   }
   loss /= c.grad_accum;
   double exposed = sync_.finish();

@@ -10,6 +10,7 @@
 #include "train/model.hpp"
 #include "train/optimizer.hpp"
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -53,6 +54,9 @@ class Trainer {
   // Collective: the ranks whose parameters differ from rank 0's.
   std::vector<int> check_parameters_agree();
 
+  // Micro-batches done in the current step (for a progress line while a long step runs).
+  int micro_batches_done() const { return micro_done_.load(std::memory_order_relaxed); }
+
   const GradientSync& sync() const { return sync_; }
   CheckpointHeader header(const std::string& data_description) const;
 
@@ -64,6 +68,7 @@ class Trainer {
   GradientSync sync_;
   AdamW adamw_;
   long step_ = 0;
+  std::atomic<int> micro_done_{0};
   std::vector<std::int32_t> inputs_, targets_;
 };
 

@@ -25,6 +25,8 @@
 #include <set>
 #include <cerrno>
 #include <cstring>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 namespace gpudirect::launcher {
@@ -122,6 +124,56 @@ double median(std::vector<double> values) {
   const std::size_t n = values.size();
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
+
+// Rank 0's "still working" line while a step runs longer than `interval` (a 5B model on CPU, a slow
+// fabric): the step, how long it has run and how many micro-batches are done.
+class ProgressTicker {
+ public:
+  ProgressTicker(const train::Trainer& trainer, int steps, int micro_batches, double interval_s)
+      : trainer_(trainer), steps_(steps), micro_batches_(micro_batches), interval_(interval_s) {
+    if (interval_s > 0) thread_ = std::thread([this] { run(); });
+  }
+  ~ProgressTicker() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  ProgressTicker(const ProgressTicker&) = delete;
+  ProgressTicker& operator=(const ProgressTicker&) = delete;
+  void step_started() {
+    std::lock_guard lock(mutex_);
+    started_ = std::chrono::steady_clock::now();
+    running_ = true;
+  }
+  void step_finished() {
+    std::lock_guard lock(mutex_);
+    running_ = false;
+  }
+
+ private:
+  void run() {
+    std::unique_lock lock(mutex_);
+    while (!wake_.wait_for(lock, std::chrono::duration<double>(interval_), [this] { return done_; })) {
+      if (!running_) continue;
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+      if (elapsed < interval_) continue;
+      std::printf("      progress: step %ld/%d running for %.1f s, %d/%d micro-batch(es) done\n", trainer_.next_step() + 1, steps_, elapsed,
+                  trainer_.micro_batches_done(), micro_batches_);
+      std::fflush(stdout);
+    }
+  }
+  const train::Trainer& trainer_;
+  int steps_, micro_batches_;
+  double interval_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool done_ = false, running_ = false;
+  std::chrono::steady_clock::time_point started_;
+  std::thread thread_;
+};
 
 int run_train(const TrainOptions& o) {
   if (o.steps < 1) throw UsageError("--steps must be at least 1");
@@ -233,8 +285,11 @@ int run_train(const TrainOptions& o) {
       std::fflush(stdout);
     }
   };
+  ProgressTicker ticker(trainer, o.steps, config.grad_accum, leader ? o.progress_seconds : 0);
   while (trainer.next_step() < o.steps) {
+    ticker.step_started();
     const train::StepResult r = trainer.step(g_stop_signal.load() != 0);
+    ticker.step_finished();
     const double slowest = *std::max_element(r.rank_seconds.begin(), r.rank_seconds.end());
     const double exposed = median(r.rank_exposed_seconds);
     step_times.push_back(slowest);
@@ -344,6 +399,7 @@ void register_train(CLI::App& app, int& exit_code) {
   cmd->add_option("--backend", o->backend, "auto, libfabric or nccl; auto picks the CPU model over libfabric (the CUDA model is a later release)");
   cmd->add_option("-J,--json", o->json, "write one JSON object per line: start, every step, summary (rank 0; appended on --resume)");
   cmd->add_option("--peak-tflops", o->peak_tflops, "peak FLOP/s per rank in TFLOP/s for MFU (default: measured with a short sgemm probe)");
+  cmd->add_option("--progress-seconds", o->progress_seconds, "print a progress line when a step runs longer than this, 0 for never (default 10)");
   cmd->add_option("--bucket-mib", o->bucket_mib, "gradient bucket size in MiB (default 25, as PyTorch DDP)");
   cmd->add_option("--first-bucket-mib", o->first_bucket_mib, "size of the first (last layers') bucket in MiB (default 1)");
   cmd->callback([o, &exit_code] {
