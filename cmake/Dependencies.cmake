@@ -10,10 +10,34 @@ find_package(Threads REQUIRED)
 # libslurm-dev ships spank.h but no pkg-config file.
 find_path(SLURM_INCLUDE_DIR slurm/spank.h REQUIRED)
 
+# CUDA is a real CMake language: .cu files build the normal way wherever nvcc is found. Results,
+# for the targets below:
+#   GPUDIRECT_HAVE_CUDA  nvcc works and CUDA::cudart and CUDA::cublas exist (add .cu sources when ON)
+#   GPUDIRECT_HAVE_NCCL  the CUDA toolkit (runtime and headers, nvcc not needed) and NCCL were found;
+#                        the gpudirect_nccl target links NCCL with the CUDA runtime
+# Architectures: CMAKE_CUDA_ARCHITECTURES, default 90 (H100/H200); e.g. -DCMAKE_CUDA_ARCHITECTURES="80;90".
+set(GPUDIRECT_HAVE_CUDA OFF)
 set(GPUDIRECT_HAVE_NCCL OFF)
-if(GPUDIRECT_WITH_NCCL)
+if(GPUDIRECT_WITH_CUDA)
+  # nvcc is rarely on PATH: point the probe at the usual install unless the user chose one.
+  if(NOT CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX} AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(ENV{CUDACXX} /usr/local/cuda/bin/nvcc)
+  endif()
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 90 CACHE STRING "CUDA architectures to build for (90: H100/H200)")
+    endif()
+    enable_language(CUDA)
+    set(CMAKE_CUDA_STANDARD 20)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+  endif()
   find_package(CUDAToolkit QUIET)
-  if(CUDAToolkit_FOUND)
+  if(CMAKE_CUDA_COMPILER AND CUDAToolkit_FOUND AND TARGET CUDA::cudart AND TARGET CUDA::cublas)
+    set(GPUDIRECT_HAVE_CUDA ON)
+  endif()
+  if(CUDAToolkit_FOUND AND GPUDIRECT_WITH_NCCL)
     find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} ENV NCCL_HOME PATH_SUFFIXES include)
     find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} ENV NCCL_HOME PATH_SUFFIXES lib lib64)
     if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
@@ -24,7 +48,11 @@ if(GPUDIRECT_WITH_NCCL)
     endif()
   endif()
 endif()
-message(STATUS "gpudirect-slurm: NCCL backend ${GPUDIRECT_HAVE_NCCL}")
+if(GPUDIRECT_HAVE_CUDA)
+  message(STATUS "gpudirect-slurm: CUDA ${CUDAToolkit_VERSION} (${CMAKE_CUDA_COMPILER}, architectures ${CMAKE_CUDA_ARCHITECTURES}), NCCL backend ${GPUDIRECT_HAVE_NCCL}")
+else()
+  message(STATUS "gpudirect-slurm: no CUDA language (GPUDIRECT_WITH_CUDA=${GPUDIRECT_WITH_CUDA}; nvcc not found or not working), NCCL backend ${GPUDIRECT_HAVE_NCCL}")
+endif()
 
 # CPU training: OpenBLAS (Debian libopenblas-dev) for the matrix products, OpenMP for the rest.
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)

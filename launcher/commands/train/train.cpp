@@ -175,7 +175,7 @@ class ProgressTicker {
   std::thread thread_;
 };
 
-int run_train(const TrainOptions& o) {
+int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_options) {
   if (o.steps < 1) throw UsageError("--steps must be at least 1");
   if (o.resume && o.checkpoint.empty()) throw UsageError("--resume needs --checkpoint PATH (the file to continue from)");
   if (o.checkpoint_every < 0) throw UsageError("--checkpoint-every must be 0 (off) or a number of steps");
@@ -188,10 +188,10 @@ int run_train(const TrainOptions& o) {
   const train::GptConfig config = build_config(o);
   install_stop_handlers();
 
-  bootstrap::Session session = bootstrap::open_session();
+  bootstrap::Session session = bootstrap::open_session(session_options);
   const bootstrap::LaunchContext& context = session.context;
   const bool leader = context.rank == 0;
-  auto communicator = comm::make_communicator("libfabric", session);
+  auto communicator = comm::make_communicator({"libfabric", session_options.timeout}, session);
   const std::vector<std::string> hosts =
       session.store ? session.store->all_gather("train/hosts", context.hostname) : std::vector<std::string>{context.hostname};
 
@@ -363,7 +363,7 @@ int run_train(const TrainOptions& o) {
 
 }  // namespace
 
-void register_train(CLI::App& app, int& exit_code) {
+void register_train(CLI::App& app, CommandContext& context) {
   auto o = std::make_shared<TrainOptions>();
   CLI::App* cmd = app.add_subcommand("train",
       "Data-parallel GPT training steps on every rank of the job (the cluster's end-to-end check): loss, step time, "
@@ -402,9 +402,10 @@ void register_train(CLI::App& app, int& exit_code) {
   cmd->add_option("--progress-seconds", o->progress_seconds, "print a progress line when a step runs longer than this, 0 for never (default 10)");
   cmd->add_option("--bucket-mib", o->bucket_mib, "gradient bucket size in MiB (default 25, as PyTorch DDP)");
   cmd->add_option("--first-bucket-mib", o->first_bucket_mib, "size of the first (last layers') bucket in MiB (default 1)");
-  cmd->callback([o, &exit_code] {
+  cmd->callback([o, &context] {
+    int& exit_code = context.exit_code;
     try {
-      exit_code = run_train(*o);
+      exit_code = run_train(*o, context.session);
     } catch (const UsageError& e) {
       std::fprintf(stderr, "gpudirect train: %s\n", e.what());
       exit_code = kExitUsage;
