@@ -1,5 +1,7 @@
 #include "train/cpu/cross_entropy.hpp"
 
+#include "train/cpu/fast_math.hpp"
+
 #include <cmath>
 #include <cstddef>
 
@@ -16,8 +18,9 @@ void softmax_cross_entropy_forward(float* losses, float* probs, const float* log
     for (std::size_t i = 0; i < v_; ++i) max = x[i] > max ? x[i] : max;
     const float target_logit = x[targets[n]];
     float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
     for (std::size_t i = 0; i < v_; ++i) {
-      p[i] = std::exp(x[i] - max);
+      p[i] = exp_approx(x[i] - max);
       sum += p[i];
     }
     const float inv = 1.0f / sum;

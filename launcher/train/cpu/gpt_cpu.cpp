@@ -88,6 +88,7 @@ class CpuGpt final : public Model {
     dln_.assign(BT * C, 0.0f);
     datty_.assign(BT * C, 0.0f);
     dqkv_.assign(BT * 3 * C, 0.0f);
+    dscores_.assign(static_cast<std::size_t>(config_.seq_len) * static_cast<std::size_t>(config_.seq_len), 0.0f);
     dfch_.assign(BT * 4 * C, 0.0f);
     dfch_gelu_.assign(BT * 4 * C, 0.0f);
   }
@@ -200,7 +201,7 @@ class CpuGpt final : public Model {
       zero(datty_);
       matmul_backward(datty_.data(), g.projw, g.projb, dresidual_.data(), atty_.at(l), w.projw, BT, C, C, nt);
       zero(dqkv_);
-      attention_backward(dqkv_.data(), datty_.data(), qkv_.at(l), att_.at(l), B, T, C, NH, nt);
+      attention_backward(dqkv_.data(), dscores_.data(), datty_.data(), qkv_.at(l), att_.at(l), B, T, C, NH, nt);
       zero(dln_);
       matmul_backward(dln_.data(), g.qkvw, g.qkvb, dqkv_.data(), ln1_.at(l), w.qkvw, BT, C, 3 * C, nt);
       layernorm_backward(dresidual_.data(), g.ln1w, g.ln1b, dln_.data(), x, w.ln1w, ln1_mean_.at(l), ln1_rstd_.at(l),
@@ -218,7 +219,7 @@ class CpuGpt final : public Model {
   std::vector<float> encoded_, lnf_, lnf_mean_, lnf_rstd_, logits_, losses_;
   Stacked ln1_, ln1_mean_, ln1_rstd_, qkv_, att_, atty_, attproj_, res2_, ln2_, ln2_mean_, ln2_rstd_, fch_, fch_gelu_,
       fcproj_, res3_;
-  std::vector<float> dresidual_, dln_, datty_, dqkv_, dfch_, dfch_gelu_;
+  std::vector<float> dresidual_, dln_, datty_, dqkv_, dscores_, dfch_, dfch_gelu_;
 };
 
 }  // namespace
