@@ -131,15 +131,13 @@ void GradientSync::gather_state(std::span<const float> shard, std::span<float> f
     std::copy(shard.begin(), shard.end(), full.begin());
     return;
   }
-  std::size_t position = 0;  // owned_ is sorted by offset, as the shard is laid out
-  std::vector<std::pair<std::size_t, std::size_t>> mine;  // bucket -> where its owned piece starts in the shard
   for (std::size_t b = 0; b < buckets_.size(); ++b) {
     const std::size_t size = chunk(b);
     float* buffer = staging_[b];
     std::fill(buffer, buffer + size * static_cast<std::size_t>(world_), 0.0f);
     const std::size_t begin = std::min(buckets_[b].count, static_cast<std::size_t>(rank_) * size);
     const std::size_t end = std::min(buckets_[b].count, begin + size);
-    // Find this bucket's owned segment in the shard.
+    // Where this bucket's owned segment sits in the shard (owned_ is sorted by offset, as the shard).
     std::size_t shard_at = 0;
     for (const Segment& s : owned_) {
       if (s.offset == buckets_[b].offset + begin) break;
@@ -148,9 +146,7 @@ void GradientSync::gather_state(std::span<const float> shard, std::span<float> f
     std::memcpy(buffer + begin, shard.data() + shard_at, (end - begin) * sizeof(float));
     comm_.all_gather(buffer + static_cast<std::size_t>(rank_) * size, buffer, size, comm::DataType::float32)->wait();
     std::memcpy(full.data() + buckets_[b].offset, buffer, buckets_[b].count * sizeof(float));
-    position += end - begin;
   }
-  (void)position;
 }
 
 void GradientSync::scatter_state(std::span<const float> full, std::span<float> shard) const {

@@ -328,6 +328,8 @@ int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_op
     if (o.checkpoint_every > 0 && trainer.next_step() % o.checkpoint_every == 0 && trainer.next_step() < o.steps) save("every");
   }
   if (status == 0 && !o.checkpoint.empty() && !step_times.empty()) save("end of run");
+  if (leader && step_times.empty())
+    std::printf("gpudirect train: nothing to do: the checkpoint is at step %ld and --steps is %d\n", trainer.next_step(), o.steps);
 
   const std::vector<int> different = trainer.check_parameters_agree();
   if (!different.empty()) {
