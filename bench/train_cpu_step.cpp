@@ -1,11 +1,12 @@
-// Forward + backward step time of the fp32 CPU GPT (make_cpu_model), for bench/train_cpu_vs_torch.sh.
+// Forward + backward step time (wall, and CPU time of all the process's threads) of the fp32 CPU GPT (make_cpu_model), for bench/train_cpu_vs_torch.sh.
 // Usage: train_cpu_step [--preset NAME] [--layers L] [--heads H] [--width C] [--seq-len T] [--vocab V]
 //                       [--batch B] [--threads N] [--steps S] [--warmup W]
-// Prints one line: "ours ms_median=... ms_min=... tokens_per_s=... gflops=... threads=N".
+// Prints one line: "ours ms_median=... ms_min=... cpu_ms_median=... tokens_per_s=... gflops=... threads=N".
 #include "train/cpu/cpu_model.hpp"
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -55,18 +56,24 @@ int main(int argc, char** argv) {
     for (auto& t : inputs) t = token(rng);
     for (auto& t : targets) t = token(rng);
 
-    std::vector<double> ms;
+    std::vector<double> ms, cpu_ms;
     float loss = 0;
     for (int s = 0; s < warmup + steps; ++s) {
       const auto t0 = std::chrono::steady_clock::now();
+      const std::clock_t c0 = std::clock();
       model->zero_gradients();
       loss = model->forward_backward(inputs, targets, 1.0f, {});
       const double dt = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      if (s >= warmup) ms.push_back(dt);
+      const double cpu = 1e3 * static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
+      if (s >= warmup) {
+        ms.push_back(dt);
+        cpu_ms.push_back(cpu);
+      }
     }
     std::sort(ms.begin(), ms.end());
+    std::sort(cpu_ms.begin(), cpu_ms.end());
     const double median = ms[ms.size() / 2];
-    std::printf("ours ms_median=%.2f ms_min=%.2f tokens_per_s=%.0f gflops=%.2f threads=%d loss=%.4f\n", median, ms.front(),
+    std::printf("ours ms_median=%.2f ms_min=%.2f cpu_ms_median=%.2f tokens_per_s=%.0f gflops=%.2f threads=%d loss=%.4f\n", median, ms.front(), cpu_ms[cpu_ms.size() / 2],
                 static_cast<double>(n) / (median / 1e3), flops_per_token(config) * static_cast<double>(n) / (median / 1e3) / 1e9,
                 threads > 0 ? threads : default_cpu_threads(), static_cast<double>(loss));
     return 0;

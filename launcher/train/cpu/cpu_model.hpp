@@ -7,6 +7,8 @@
 
 namespace gpudirect::train {
 
+// Keeps every activation backward needs, the attention probabilities included (B x H x T x T floats
+// per layer), allocated once at construction: fine for tiny and small shapes, gigabytes at gpt2-124m.
 // threads: OpenMP threads for the element-wise kernels and OpenBLAS threads for the matrix products;
 // 0 or less means every CPU this process may run on (omp_get_max_threads()). OpenBLAS's thread count
 // is process-wide, so the last model made sets it. Throws std::invalid_argument for a bad config.
