@@ -63,8 +63,10 @@ int main(int argc, char** argv) {
   app.add_option("--np", "start N local ranks of this command line (like mpirun on one host); must come before the subcommand");
   auto& options = gpudirect::bootstrap::global_options();
   app.add_option("--rendezvous", options.rendezvous, "HOST:PORT of rank 0's rendezvous, instead of the derived one");
-  double timeout_s = 60;
-  app.add_option("--timeout", timeout_s, "seconds to wait for the rendezvous and for every rank (default 60)")
+  double timeout_s = 30;
+  app.add_option("--timeout", timeout_s,
+                 "seconds to wait for the rendezvous, for every rank, and for progress on a link before the job fails "
+                 "naming the rank (default 30); a rank that dies is detected at once")
       ->check(CLI::Range(0.1, 86400.0));
   app.parse_complete_callback([&] { options.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000)); });
 

@@ -389,7 +389,13 @@ void register_bench(CLI::App& app, int& exit_code) {
     } catch (const std::invalid_argument& e) {
       std::fprintf(stderr, "gpudirect bench: %s\n", e.what());
       exit_code = kExitUsage;
+    } catch (const bootstrap::PeerFailure& e) {
+      std::fprintf(stderr, "gpudirect bench: %s\n", e.what());
+      exit_code = kExitComm;
     } catch (const bootstrap::StoreError& e) {
+      std::fprintf(stderr, "gpudirect bench: %s\n", e.what());
+      exit_code = kExitTimeout;
+    } catch (const comm::CommTimeout& e) {
       std::fprintf(stderr, "gpudirect bench: %s\n", e.what());
       exit_code = kExitTimeout;
     } catch (const comm::CommError& e) {

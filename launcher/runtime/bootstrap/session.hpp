@@ -12,7 +12,7 @@ namespace gpudirect::bootstrap {
 
 struct GlobalOptions {
   std::string rendezvous;              // "HOST:PORT" overrides the derived rendezvous
-  std::chrono::milliseconds timeout{60000};
+  std::chrono::milliseconds timeout{30000};
 };
 
 GlobalOptions& global_options();

@@ -48,27 +48,27 @@ class HostCommunicator final : public Communicator {
   std::string device_description() const override { return "host memory [" + description_ + "]"; }
 
   std::unique_ptr<Request> all_reduce(const void* s, void* r, std::size_t c, DataType t, ReduceOp op) override {
-    return submit([=, this] { collectives_.all_reduce(s, r, c, t, op); });
+    return submit(describe("all_reduce", c, t, name_of(op)), [=, this] { collectives_.all_reduce(s, r, c, t, op); });
   }
   std::unique_ptr<Request> all_gather(const void* s, void* r, std::size_t c, DataType t) override {
-    return submit([=, this] { collectives_.all_gather(s, r, c, t); });
+    return submit(describe("all_gather", c, t, nullptr), [=, this] { collectives_.all_gather(s, r, c, t); });
   }
   std::unique_ptr<Request> reduce_scatter(const void* s, void* r, std::size_t c, DataType t, ReduceOp op) override {
-    return submit([=, this] { collectives_.reduce_scatter(s, r, c, t, op); });
+    return submit(describe("reduce_scatter", c, t, name_of(op)), [=, this] { collectives_.reduce_scatter(s, r, c, t, op); });
   }
   std::unique_ptr<Request> broadcast(const void* s, void* r, std::size_t c, DataType t, int root) override {
     check_root(root);
-    return submit([=, this] { collectives_.broadcast(s, r, c, t, root); });
+    return submit(describe("broadcast", c, t, nullptr), [=, this] { collectives_.broadcast(s, r, c, t, root); });
   }
   std::unique_ptr<Request> reduce(const void* s, void* r, std::size_t c, DataType t, ReduceOp op, int root) override {
     check_root(root);
-    return submit([=, this] { collectives_.reduce(s, r, c, t, op, root); });
+    return submit(describe("reduce", c, t, name_of(op)), [=, this] { collectives_.reduce(s, r, c, t, op, root); });
   }
   std::unique_ptr<Request> alltoall(const void* s, void* r, std::size_t c, DataType t) override {
-    return submit([=, this] { collectives_.alltoall(s, r, c, t); });
+    return submit(describe("alltoall", c, t, nullptr), [=, this] { collectives_.alltoall(s, r, c, t); });
   }
   std::unique_ptr<Request> sendrecv(const void* s, void* r, std::size_t c, DataType t) override {
-    return submit([=, this] { collectives_.sendrecv(s, r, c, t); });
+    return submit(describe("sendrecv", c, t, nullptr), [=, this] { collectives_.sendrecv(s, r, c, t); });
   }
 
   void* allocate(std::size_t bytes) override {
@@ -88,16 +88,31 @@ class HostCommunicator final : public Communicator {
   }
   void copy_to_device(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
   void copy_to_host(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
-  void synchronize() override { submit([] {})->wait(); }
-  void barrier() override { submit([this] { collectives_.barrier(); })->wait(); }
+  void synchronize() override { submit("", [] {})->wait(); }
+  void barrier() override { submit("barrier", [this] { collectives_.barrier(); })->wait(); }
 
  private:
   void check_root(int root) const {
     if (root < 0 || root >= size()) throw CommError("root " + std::to_string(root) + " is not a rank (0.." + std::to_string(size() - 1) + ")");
   }
 
-  std::unique_ptr<Request> submit(std::function<void()> work) {
-    std::packaged_task<void()> task(std::move(work));
+  // "all_reduce of 67108864 bytes (float sum)": what a failure message says this rank was doing.
+  static std::string describe(const char* collective, std::size_t count, DataType type, const char* op) {
+    return std::string(collective) + " of " + std::to_string(count * size_of(type)) + " bytes (" + name_of(type) +
+           (op ? std::string(" ") + op : std::string()) + ")";
+  }
+
+  // Failures name the call, so the one-line report says what the ranks were doing.
+  std::unique_ptr<Request> submit(std::string what, std::function<void()> work) {
+    std::packaged_task<void()> task([what = std::move(what), work = std::move(work)] {
+      try {
+        work();
+      } catch (const CommTimeout& e) {
+        throw CommTimeout(std::string(e.what()) + (what.empty() ? "" : ", during " + what));
+      } catch (const CommError& e) {
+        throw CommError(std::string(e.what()) + (what.empty() ? "" : ", during " + what));
+      }
+    });
     auto future = task.get_future();
     {
       std::lock_guard lock(mutex_);
