@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <fstream>
 #include <numeric>
 
@@ -230,11 +231,18 @@ class Runner {
     for (int i = 0; i < o_.warmup; ++i) launch(shape, type, op, in_place)->wait();
     comm_.barrier();
     const auto start = std::chrono::steady_clock::now();
-    std::vector<std::unique_ptr<comm::Request>> pending;
+    // At most kInFlight calls queued: the same pipelining as unbounded (calls run in issue order),
+    // bounded memory for a large -n, and a failure stops the loop within a few calls.
+    constexpr std::size_t kInFlight = 64;
+    std::deque<std::unique_ptr<comm::Request>> pending;
     for (int i = 0; i < o_.iters; ++i) {
       auto request = launch(shape, type, op, in_place);
       if (o_.blocking) request->wait();
       else pending.push_back(std::move(request));
+      if (pending.size() > kInFlight) {
+        pending.front()->wait();
+        pending.pop_front();
+      }
     }
     for (auto& request : pending) request->wait();
     comm_.synchronize();

@@ -279,6 +279,7 @@ class Server {
           return reject(fd, "hello from rank '" + key + "': expected 0.." + std::to_string(ranks_ - 1) + " (is another job using this port?)");
         client.rank = static_cast<int>(rank);
         client.host = value;
+        data_["rank-hosts/" + key] = value;  // for messages about a rank that is late
         if (aborted_) send_frame(fd, kAborted, abort_message_);
         else send_frame(fd, kOk, host_);
         break;
@@ -377,8 +378,12 @@ class TcpStore final : public Store {
       } catch (const PeerFailure&) {
         throw;
       } catch (const StoreError&) {
+        const std::string host = call(kTryGet, "rank-hosts/" + std::to_string(r), "", "the host of rank " + std::to_string(r));
         throw StoreError("all_gather '" + name + "': rank " + std::to_string(r) + " of " + std::to_string(context_.size) +
-                         " did not contribute within " + seconds() + ": it failed, is stuck, never started, or runs another command");
+                         (host[0] == '1' ? " on " + host.substr(1) + " did not contribute within " + seconds() +
+                                               ": it failed, is stuck, or runs another command"
+                                         : " never reached the rendezvous within " + seconds() +
+                                               ": it did not start, or started late or elsewhere (check its output and --rendezvous)"));
       }
     }
     return out;

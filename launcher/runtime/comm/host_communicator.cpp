@@ -103,19 +103,19 @@ class HostCommunicator final : public Communicator {
   }
 
   // Failures name the call, so the one-line report says what the ranks were doing.
+  struct Task {
+    std::string what;
+    std::function<void()> work;
+    std::promise<void> done;
+  };
+
   std::unique_ptr<Request> submit(std::string what, std::function<void()> work) {
-    std::packaged_task<void()> task([what = std::move(what), work = std::move(work)] {
-      try {
-        work();
-      } catch (const CommTimeout& e) {
-        throw CommTimeout(std::string(e.what()) + (what.empty() ? "" : ", during " + what));
-      } catch (const CommError& e) {
-        throw CommError(std::string(e.what()) + (what.empty() ? "" : ", during " + what));
-      }
-    });
-    auto future = task.get_future();
+    Task task{std::move(what), std::move(work), {}};
+    auto future = task.done.get_future();
     {
       std::lock_guard lock(mutex_);
+      // A failed communicator refuses new work at once: a caller queueing many calls learns now.
+      if (failed_) std::rethrow_exception(failed_);
       queue_.push_back(std::move(task));
     }
     wake_.notify_one();
@@ -123,8 +123,9 @@ class HostCommunicator final : public Communicator {
   }
 
   void run() {
+    std::exception_ptr failed;  // once one call failed, the rest fail at once with its error
     for (;;) {
-      std::packaged_task<void()> task;
+      Task task;
       {
         std::unique_lock lock(mutex_);
         wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
@@ -132,8 +133,32 @@ class HostCommunicator final : public Communicator {
         task = std::move(queue_.front());
         queue_.pop_front();
       }
-      task();  // exceptions travel to the Request's wait()
+      if (failed) {
+        task.done.set_exception(failed);
+        continue;
+      }
+      run_one(task, failed);
+      if (failed) {
+        std::lock_guard lock(mutex_);
+        failed_ = failed;
+      }
     }
+  }
+
+  // Runs one call; a failure is named after the call and becomes `failed`.
+  static void run_one(Task& task, std::exception_ptr& failed) {
+    try {
+      task.work();
+      task.done.set_value();
+      return;
+    } catch (const CommTimeout& e) {
+      failed = std::make_exception_ptr(CommTimeout(std::string(e.what()) + (task.what.empty() ? "" : ", during " + task.what)));
+    } catch (const CommError& e) {
+      failed = std::make_exception_ptr(CommError(std::string(e.what()) + (task.what.empty() ? "" : ", during " + task.what)));
+    } catch (...) {
+      failed = std::current_exception();
+    }
+    task.done.set_exception(failed);
   }
 
   std::unique_ptr<Transport> transport_;
@@ -141,7 +166,8 @@ class HostCommunicator final : public Communicator {
   std::string description_;
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<std::packaged_task<void()>> queue_;
+  std::deque<Task> queue_;
+  std::exception_ptr failed_;
   std::map<void*, std::size_t> sizes_;
   bool stopping_ = false;
   std::thread worker_;
