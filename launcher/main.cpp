@@ -18,6 +18,8 @@ Where a rank learns who it is, first match wins:
   SLURM_STEP_NODELIST: the first host is the rendezvous; port from SLURM_STEP_RESV_PORTS or derived
   from the job and step ids), torchrun-style (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
   MASTER_ADDR, MASTER_PORT), else a single rank.
+A rank that dies, a link without progress for --timeout seconds, or a rank that never reaches the
+rendezvous ends every rank with one line naming that rank, its host and the collective.
 Exit codes: 0 ok, 1 failure, 6 usage; bench uses nccl-tests' codes (see bench --help).)";
 
 // `--np N` (or --np=N) before the subcommand: returns N and removes it from args; 0 if absent.

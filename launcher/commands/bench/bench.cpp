@@ -367,7 +367,8 @@ void register_bench(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<BenchOptions>();
   CLI::App* bench = app.add_subcommand("bench",
       "Collective benchmark in the nccl-tests format: NCCL on GPUs, libfabric on host memory. Run one rank per GPU "
-      "(srun -n N, or --np N before 'bench'). Exit codes as nccl-tests: 0 ok, 2 CUDA, 3 communication, 4 timeout, "
+      "(srun -n N, or --np N before 'bench'). Exit codes as nccl-tests: 0 ok, 2 CUDA, 3 communication (a peer rank "
+      "died or failed), 4 timeout (a rank, a link or the rendezvous silent for --timeout), "
       "6 usage, 7 wrong results or average bus bandwidth under 0.9 x --min-busbw / NCCL_TESTS_MIN_BW.");
   bench->add_option("collective", o->collective, "all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv (or all_reduce_perf ...)")->required();
   bench->add_option("-b,--minbytes", o->min_bytes, "smallest size in bytes, K/M/G suffixes (default 32M)");
