@@ -7,7 +7,8 @@ if(GPUDIRECT_WERROR)
   target_compile_options(gpudirect_warnings INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
 endif()
 if(GPUDIRECT_SANITIZE)
-  target_compile_options(gpudirect_warnings INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer
-                         -fno-sanitize-recover=undefined)
+  # Host compilers only: nvcc does not take these flags (device code is not sanitized).
+  target_compile_options(gpudirect_warnings INTERFACE
+    $<$<COMPILE_LANGUAGE:C,CXX>:-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined>)
   target_link_options(gpudirect_warnings INTERFACE -fsanitize=address,undefined)
 endif()

@@ -4,6 +4,7 @@
 
 #include "bootstrap/local_spawn.hpp"
 #include "bootstrap/session.hpp"
+#include "gpudirect/text.hpp"
 
 #include <cstdio>
 #include <cstring>
@@ -34,13 +35,11 @@ int take_np(std::vector<std::string>& args) {
     else continue;
     args.erase(args.begin() + static_cast<long>(i), args.begin() + static_cast<long>(i + width));
     try {
-      std::size_t used = 0;
-      const int n = std::stoi(value, &used);
-      if (used == value.size() && n >= 1) return n;
-    } catch (const std::exception&) {
+      return gpudirect::parse_integer<int>(value, "--np", 1, 4096);
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "gpudirect-launch: %s (the number of local ranks to start)\n", e.what());
+      std::exit(6);
     }
-    std::fprintf(stderr, "gpudirect-launch: --np needs a positive number, got '%s'\n", value.c_str());
-    std::exit(6);
   }
   return 0;
 }
@@ -63,23 +62,31 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "gpudirect-launch 0.1.0");
   app.add_option("--np", "start N local ranks of this command line (like mpirun on one host); must come before the subcommand");
-  auto& options = gpudirect::bootstrap::global_options();
-  app.add_option("--rendezvous", options.rendezvous, "HOST:PORT of rank 0's rendezvous, instead of the derived one");
+  gpudirect::launcher::CommandContext context;
+  app.add_option("--rendezvous", context.session.rendezvous, "HOST:PORT of rank 0's rendezvous, instead of the derived one")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            try {
+              gpudirect::bootstrap::parse_host_port(text, "--rendezvous");
+              return std::string();
+            } catch (const std::invalid_argument& e) {
+              return std::string(e.what());
+            }
+          },
+          "HOST:PORT"));
   double timeout_s = 30;
   app.add_option("--timeout", timeout_s,
                  "seconds to wait for the rendezvous, for every rank, and for progress on a link before the job fails "
                  "naming the rank (default 30); a rank that dies is detected at once")
       ->check(CLI::Range(0.1, 86400.0));
-  app.parse_complete_callback([&] { options.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000)); });
+  app.parse_complete_callback(
+      [&] { context.session.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000)); });
 
-  int exit_code = 0;
-  gpudirect::launcher::register_doctor(app, exit_code);
-  gpudirect::launcher::register_bench(app, exit_code);
-  gpudirect::launcher::register_rendezvous_check(app, exit_code);
+  for (const auto& command : gpudirect::launcher::all_commands()) command.add(app, context);
   try {
     app.parse(static_cast<int>(args.size()), argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 6;
   }
-  return exit_code;
+  return context.exit_code;
 }

@@ -60,10 +60,6 @@ int on_option(int, const char* optarg, int) {
   return 0;
 }
 
-Mode effective_mode() {
-  const PluginState& s = state();
-  if (s.option_given && s.request.mode) return *s.request.mode;
-  return s.config.default_mode;
-}
+Mode asked_mode() { return requested_mode(state().request, state().config); }
 
 }  // namespace gpudirect::plugin

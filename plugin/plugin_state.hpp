@@ -3,6 +3,7 @@
 
 #include "gpudirect/binding.hpp"
 #include "gpudirect/mode.hpp"
+#include "gpudirect/mode_resolution.hpp"
 #include "gpudirect/plugin_config.hpp"
 #include "gpudirect/task_setup.hpp"
 #include "gpudirect/topology.hpp"
@@ -18,12 +19,13 @@ struct NodeState {
   Topology topology;
   NodePlan plan;
   NodeFacts facts;
+  ModeDecision mode;  // resolve_mode's answer for this step on this node
 };
 
 struct PluginState {
   PluginConfig config;
   bool option_given = false;
-  ModeRequest request;                // valid when option_given
+  ModeRequest request;                // the user's --gpu-direct; empty mode when not given
   std::optional<NodeState> node;      // loaded once per step in user_init (remote)
   std::string node_error;             // why node could not be prepared; reported from task_init
 };
@@ -43,10 +45,11 @@ int on_task_init(spank_t spank);
 // would leak GPUDIRECT_* and NCCL_* into every srun environment of the job.
 bool is_parallel_step(spank_t spank);
 
-// Loads topology and plan, waits for RxDM; records an error in node_error. Idempotent.
+// Loads topology and plan, resolves the mode, and waits for RxDM only when the resolved mode needs
+// it; records an error in node_error. Idempotent.
 void prepare_node();
 
-// Mode this step runs with (the option, else the plugstack default).
-Mode effective_mode();
+// The mode asked for (the option, else the plugstack default; may be auto): off skips everything.
+Mode asked_mode();
 
 }  // namespace gpudirect::plugin

@@ -3,6 +3,8 @@
 // exits non-zero, which is why node-side errors are reported here.
 #include "plugin_state.hpp"
 
+#include "gpudirect/text.hpp"
+
 #include <sched.h>
 #include <unistd.h>
 
@@ -28,11 +30,6 @@ std::optional<T> get_item(spank_t spank, spank_item_t item) {
   return value;
 }
 
-std::string hostname() {
-  std::array<char, 256> name{};
-  if (::gethostname(name.data(), name.size() - 1) != 0) return "unknown-host";
-  return name.data();
-}
 
 
 }  // namespace
@@ -45,9 +42,9 @@ bool is_parallel_step(spank_t spank) {
 
 int on_task_init(spank_t spank) {
   PluginState& s = state();
-  if (!is_parallel_step(spank) || effective_mode() == Mode::off) return 0;
+  if (!is_parallel_step(spank) || asked_mode() == Mode::off) return 0;
   prepare_node();
-  const std::string host = hostname();
+  const std::string host = host_name();
   if (!s.node) {
     log_error("on " + host + ": " + (s.node_error.empty() ? std::string("node not prepared") : s.node_error));
     return -1;
@@ -59,7 +56,7 @@ int on_task_init(spank_t spank) {
 
   TaskSetupInput input;
   input.config = s.config;
-  if (s.option_given) input.request = s.request;
+  input.request = s.request;
   input.hostname = host;
   input.facts = s.node->facts;
   input.allowed_cpus = CpuSet::of_this_thread();

@@ -1,5 +1,6 @@
 // slurm_spank_user_init (slurmstepd, once per step and node, before tasks fork): load the topology,
-// plan the node and wait for the TCPXO receive-datapath manager, once for all the node's tasks.
+// plan the node, resolve the mode and, when it resolves to TCPXO, wait for the TCPXO
+// receive-datapath manager, once for all the node's tasks.
 // A failure here would only print "launch failed" while srun exits 0, so it is recorded and
 // reported by task_init instead. task_init prepares the node itself if user_init did not.
 #include "plugin_state.hpp"
@@ -14,19 +15,18 @@ namespace gpudirect::plugin {
 void prepare_node() {
   PluginState& s = state();
   if (s.node || !s.node_error.empty()) return;
-  const Mode mode = effective_mode();
   try {
     NodeState node;
     node.topology = s.config.topology.empty() ? load_live_topology() : load_topology_file(s.config.topology);
     node.plan = plan_node(node.topology);
     node.facts = probe_node_facts(s.config);
+    node.mode = resolve_mode(s.request, s.config, node.topology, node.facts);
     s.node = std::move(node);
   } catch (const std::exception& e) {
     s.node_error = std::string("cannot read the node's topology: ") + e.what();
     return;
   }
-  const bool tcpxo = mode == Mode::tcpxo || (mode == Mode::auto_detect && s.node->facts.tcpxo_plugin);
-  if (tcpxo && !s.config.rxdm_ready.empty()) {
+  if (s.node->mode.wait_for_rxdm) {
     const ReadinessResult ready = wait_until_ready(s.config.rxdm_ready, s.config.rxdm_timeout_s);
     if (!ready.ready)
       s.node_error = "the TCPXO receive-datapath manager (RxDM) is not ready: " + ready.detail +
@@ -35,7 +35,7 @@ void prepare_node() {
 }
 
 int on_user_init(spank_t spank) {
-  if (is_parallel_step(spank) && effective_mode() != Mode::off) prepare_node();
+  if (is_parallel_step(spank) && asked_mode() != Mode::off) prepare_node();
   return 0;
 }
 

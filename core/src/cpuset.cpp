@@ -1,8 +1,10 @@
 #include "gpudirect/cpuset.hpp"
 
+#include "gpudirect/text.hpp"
+
 #include <algorithm>
 #include <bit>
-#include <charconv>
+#include <limits>
 #include <cstdio>
 #include <new>
 #include <stdexcept>
@@ -16,21 +18,12 @@ constexpr int kWordBits = 64;
   throw std::invalid_argument("invalid CPU " + std::string(form) + " '" + std::string(text) + "': " + std::string(why));
 }
 
-std::string_view trim_space(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(" \t\r\n");
-  return text.substr(first, last - first + 1);
-}
-
 int parse_cpu_id(std::string_view field, std::string_view text) {
-  int value = 0;
-  const char* end = field.data() + field.size();
-  const auto [ptr, ec] = std::from_chars(field.data(), end, value);
-  if (field.empty() || ec != std::errc{} || ptr != end) reject("list", text, "'" + std::string(field) + "' is not a CPU id");
-  if (value < 0 || value >= CpuSet::kMaxCpus)
-    reject("list", text, "CPU " + std::string(field) + " is out of range 0-" + std::to_string(CpuSet::kMaxCpus - 1));
-  return value;
+  if (!try_parse_integer<long long>(field, 0, std::numeric_limits<long long>::max()))
+    reject("list", text, "'" + std::string(field) + "' is not a CPU id");
+  const auto value = try_parse_integer<int>(field, 0, CpuSet::kMaxCpus - 1);
+  if (!value) reject("list", text, "CPU " + std::string(field) + " is out of range 0-" + std::to_string(CpuSet::kMaxCpus - 1));
+  return *value;
 }
 
 }  // namespace
@@ -45,7 +38,7 @@ CpuSet CpuSet::range(int first, int last) {
 }
 
 CpuSet CpuSet::parse_list(std::string_view text) {
-  const std::string_view body = trim_space(text);
+  const std::string_view body = gpudirect::trim(text);
   CpuSet set;
   if (body.empty()) return set;
   std::size_t start = 0;
@@ -68,7 +61,7 @@ CpuSet CpuSet::parse_list(std::string_view text) {
 }
 
 CpuSet CpuSet::parse_hex_mask(std::string_view text) {
-  std::string_view body = trim_space(text);
+  std::string_view body = gpudirect::trim(text);
   if (body.starts_with("0x") || body.starts_with("0X")) body.remove_prefix(2);
   if (body.empty()) reject("mask", text, "no hex digits");
   // Split into 32-bit groups, most significant first.
@@ -83,11 +76,10 @@ CpuSet CpuSet::parse_hex_mask(std::string_view text) {
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const std::string_view group = groups[groups.size() - 1 - i];  // i-th least significant group
     if (group.empty() || group.size() > 8) reject("mask", text, "each comma-separated group needs 1-8 hex digits");
-    std::uint32_t value = 0;
-    const auto [ptr, ec] = std::from_chars(group.data(), group.data() + group.size(), value, 16);
+    const auto parsed = try_parse_integer<unsigned>(group, 0, 0xffffffffu, 16);
     // Built with append: GCC 12 at -O3 warns (-Wrestrict, a false positive) on "literal" + std::string.
-    if (ec != std::errc{} || ptr != group.data() + group.size())
-      reject("mask", text, std::string("'").append(group).append("' is not hex"));
+    if (!parsed) reject("mask", text, std::string("'").append(group).append("' is not hex"));
+    const std::uint32_t value = *parsed;
     for (int bit = 0; bit < 32; ++bit) {
       if (!(value & (1U << bit))) continue;
       const auto cpu = i * 32 + static_cast<std::size_t>(bit);

@@ -1,19 +1,14 @@
 #include "gpudirect/gpu_selection.hpp"
 
+#include "gpudirect/text.hpp"
+
 #include <algorithm>
-#include <charconv>
 #include <numeric>
 #include <stdexcept>
 #include <string_view>
 
 namespace gpudirect {
 namespace {
-
-std::string_view trim_space(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t");
-  if (first == std::string_view::npos) return {};
-  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
-}
 
 // Contiguous blocks when GPUs >= tasks (the first n % tasks ranks get one more), else round robin.
 std::vector<int> share_of_rank(const std::vector<int>& gpus, int local_rank, int local_size) {
@@ -29,25 +24,22 @@ std::vector<int> share_of_rank(const std::vector<int>& gpus, int local_rank, int
 
 std::vector<int> parse_index_list(const std::string& text, const std::string& what) {
   std::vector<int> out;
-  if (trim_space(text).empty()) return out;
-  const std::string_view all = text;
-  for (std::size_t start = 0;;) {
-    const auto comma = std::min(all.find(',', start), all.size());
-    const std::string_view item = trim_space(all.substr(start, comma - start));
+  if (trim(text).empty()) return out;
+  for (const std::string_view field : split(text, ',')) {
+    const std::string_view item = trim(field);
     if (item.starts_with("GPU-") || item.starts_with("MIG-"))
       throw std::invalid_argument(what + "=" + text + " names GPUs by UUID, which is not supported: "
                                   "set CUDA_VISIBLE_DEVICES by index (Slurm does so by default)");
-    int value = 0;
-    const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
-    if (item.empty() || ec != std::errc{} || ptr != item.data() + item.size() || value < 0)
+    const auto parsed = try_parse_integer<int>(item, 0, 1 << 20);
+    if (!parsed)
       throw std::invalid_argument(what + "=" + text + " is not a comma-separated list of GPU indices (item '" +
                                   std::string(item) + "')");
+    const int value = *parsed;
     if (std::find(out.begin(), out.end(), value) != out.end())
       throw std::invalid_argument(what + "=" + text + " lists GPU " + std::to_string(value) + " twice");
     out.push_back(value);
-    if (comma == all.size()) return out;
-    start = comma + 1;
   }
+  return out;
 }
 
 std::vector<int> select_task_gpus(const GpuSelectionInput& input) {
@@ -58,7 +50,7 @@ std::vector<int> select_task_gpus(const GpuSelectionInput& input) {
                                 " tasks on this node is impossible: check SLURM_LOCALID and the step's tasks per node");
   if (input.gpu_count == 0) return {};
   const std::vector<int> step = parse_index_list(input.slurm_step_gpus, "SLURM_STEP_GPUS");
-  const std::string visible_text(trim_space(input.cuda_visible_devices));
+  const std::string visible_text(trim(input.cuda_visible_devices));
   if (visible_text == "NoDevFiles") return {};
 
   std::vector<int> chosen;

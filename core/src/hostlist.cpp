@@ -1,6 +1,8 @@
 #include "gpudirect/hostlist.hpp"
 
-#include <charconv>
+#include "gpudirect/text.hpp"
+
+#include <limits>
 #include <stdexcept>
 
 namespace gpudirect {
@@ -24,14 +26,12 @@ std::vector<std::string> expand_ranges(std::string_view ranges, std::string_view
     const auto dash = item.find('-');
     const std::string_view first = item.substr(0, dash);
     const std::string_view last = dash == std::string_view::npos ? first : item.substr(dash + 1);
-    unsigned long lo = 0, hi = 0;
-    auto parse = [&](std::string_view digits, unsigned long& value) {
-      auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-      if (digits.empty() || ec != std::errc{} || ptr != digits.data() + digits.size())
-        bad(list, "'" + std::string(item) + "' is not a number or a range");
+    auto parse = [&](std::string_view digits) {
+      const auto value = try_parse_integer<unsigned long>(digits, 0, std::numeric_limits<unsigned long>::max());
+      if (!value) bad(list, "'" + std::string(item) + "' is not a number or a range");
+      return *value;
     };
-    parse(first, lo);
-    parse(last, hi);
+    const unsigned long lo = parse(first), hi = parse(last);
     if (hi < lo) bad(list, "range '" + std::string(item) + "' runs backwards");
     if (hi - lo > kMaxHosts || out.size() + (hi - lo) > kMaxHosts) bad(list, "too many hosts");
     const std::size_t width = first.size();
@@ -78,11 +78,6 @@ std::vector<std::string> expand_hostlist(std::string_view list) {
   std::vector<std::string> hosts;
   std::size_t start = 0;
   int depth = 0;
-  auto trim = [](std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n')) s.remove_suffix(1);
-    return s;
-  };
   for (std::size_t i = 0; i <= list.size(); ++i) {
     if (i < list.size() && list[i] == '[') ++depth;
     if (i < list.size() && list[i] == ']') --depth;

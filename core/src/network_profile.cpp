@@ -1,5 +1,7 @@
 #include "gpudirect/network_profile.hpp"
 
+#include "gpudirect/text.hpp"
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -17,13 +19,6 @@ bool valid_name(const std::string& name) {
 bool is_known(const std::string& placeholder) {
   const auto& known = known_placeholders();
   return std::find(known.begin(), known.end(), placeholder) != known.end();
-}
-
-std::string trim(const std::string& text) {
-  const auto first = text.find_first_not_of(" \t\r");
-  if (first == std::string::npos) return "";
-  const auto last = text.find_last_not_of(" \t\r");
-  return text.substr(first, last - first + 1);
 }
 
 // Calls `use` for each ${NAME} in the template; throws on a malformed one.
@@ -59,7 +54,7 @@ NetworkProfile parse_profile(const std::string& text, const std::string& name, c
   int number = 0;
   while (std::getline(in, raw)) {
     ++number;
-    std::string line = trim(raw);
+    std::string line(trim(raw));
     if (line.empty() || line[0] == '#') continue;
     const std::string where = origin + ":" + std::to_string(number);
     ProfileLine entry;

@@ -1,6 +1,7 @@
 #include "gpudirect/plugin_config.hpp"
 
-#include <charconv>
+#include "gpudirect/text.hpp"
+
 #include <set>
 #include <stdexcept>
 
@@ -61,11 +62,9 @@ PluginConfig parse_plugin_config(const std::vector<std::string>& args) {
     } else if (key == "rxdm_ready") {
       config.rxdm_ready = absolute_path(arg, value);
     } else if (key == "rxdm_timeout") {
-      int seconds = -1;
-      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
-      if (ec != std::errc{} || ptr != value.data() + value.size() || seconds < 0 || seconds > 3600)
-        reject(arg, "expected seconds between 0 and 3600");
-      config.rxdm_timeout_s = seconds;
+      const auto seconds = try_parse_integer<int>(value, 0, 3600);
+      if (!seconds) reject(arg, "expected seconds between 0 and 3600");
+      config.rxdm_timeout_s = *seconds;
     } else if (key == "verbose") {
       config.verbose = parse_bool(arg, value);
     } else {

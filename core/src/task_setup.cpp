@@ -2,8 +2,7 @@
 
 #include "gpudirect/gpu_selection.hpp"
 #include "gpudirect/slurm_tasks.hpp"
-
-#include <filesystem>
+#include "gpudirect/text.hpp"
 
 namespace gpudirect {
 namespace {
@@ -15,12 +14,8 @@ std::string env_or(const std::map<std::string, std::string>& env, const std::str
 
 int env_int(const std::map<std::string, std::string>& env, const std::string& name, int fallback) {
   const auto it = env.find(name);
-  if (it == env.end() || it->second.empty()) return fallback;
-  try {
-    return std::stoi(it->second);
-  } catch (const std::exception&) {
-    return fallback;
-  }
+  if (it == env.end()) return fallback;
+  return try_parse_integer<int>(it->second, 0, 1 << 20).value_or(fallback);
 }
 
 std::string join(const std::vector<std::string>& items) {
@@ -46,36 +41,15 @@ int local_task_count(const std::map<std::string, std::string>& env) {
 
 }  // namespace
 
-NodeFacts probe_node_facts(const PluginConfig& config) {
-  std::error_code ec;
-  NodeFacts facts;
-  facts.tcpxo_plugin = std::filesystem::exists(lib_dir_for(config, Mode::tcpxo) + "/libnccl-net.so", ec);
-  facts.tcpx_plugin = std::filesystem::exists(lib_dir_for(config, Mode::tcpx) + "/libnccl-net.so", ec);
-  return facts;
-}
-
-std::pair<Mode, std::string> detect_mode(const Topology& topology, const NodeFacts& facts) {
-  if (topology.gpus.empty()) return {Mode::off, "no GPUs on this node"};
-  const std::string gpus = std::to_string(topology.gpus.size()) + " GPUs";
-  if (facts.tcpxo_plugin) return {Mode::tcpxo, gpus + ", TCPXO NCCL plugin present"};
-  if (facts.tcpx_plugin) return {Mode::tcpx, gpus + ", TCPX NCCL plugin present"};
-  for (const Nic& nic : topology.nics)
-    if (!nic.rdma_device.empty()) return {Mode::rdma, gpus + ", RDMA device " + nic.rdma_device};
-  return {Mode::off, gpus + " but no GPUDirect transport (no TCPXO/TCPX plugin, no RDMA NIC)"};
-}
-
 TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSetupInput& input) {
   const auto& env = input.env;
   const std::string node = input.hostname.empty() ? std::string("this node") : input.hostname;
   auto fail = [&](const std::string& what) -> TaskSetupError { return TaskSetupError("on " + node + ": " + what); };
 
   TaskSetup setup;
-  setup.mode = input.request.mode.value_or(input.config.default_mode);
-  if (setup.mode == Mode::auto_detect) {
-    auto [mode, reason] = detect_mode(topology, input.facts);
-    setup.mode = mode;
-    setup.mode_reason = "auto: " + std::string(to_string(mode)) + " (" + reason + ")";
-  }
+  const ModeDecision decision = resolve_mode(input.request, input.config, topology, input.facts);
+  setup.mode = decision.mode;
+  setup.mode_reason = decision.reason;
   if (setup.mode == Mode::off) {
     setup.summary = "gpudirect: " + node + ": mode off" + (setup.mode_reason.empty() ? "" : " [" + setup.mode_reason + "]") +
                     ", environment untouched";

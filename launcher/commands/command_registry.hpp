@@ -1,13 +1,37 @@
-// Each subcommand registers itself on the launcher's CLI11 app. When the user picks it, its
-// callback runs and stores the process exit status in `exit_code`.
+// Every subcommand of gpudirect-launch registers itself here, the same way: one folder under
+// commands/ (bench/, doctor/, rendezvous_check/; train/, health/, exec/ go next to them) with a
+// register_X function, and one line in command_registry.cpp. main.cpp owns the CLI11 app and the
+// options shared by every command, and passes them down as plain structs; the runtime floor below
+// never sees CLI11.
 #pragma once
+
+#include "bootstrap/session.hpp"
 
 #include <CLI/CLI.hpp>
 
+#include <span>
+
 namespace gpudirect::launcher {
 
-void register_doctor(CLI::App& app, int& exit_code);
-void register_bench(CLI::App& app, int& exit_code);
-void register_rendezvous_check(CLI::App& app, int& exit_code);
+// What main.cpp owns and hands to every command. Read it in the command's callback: the values
+// are filled while the command line is parsed.
+struct CommandContext {
+  bootstrap::SessionOptions session;  // --rendezvous, --timeout
+  int exit_code = 0;                  // the command's callback stores the process exit status here
+};
+
+using RegisterCommand = void (*)(CLI::App& app, CommandContext& context);
+
+struct CommandEntry {
+  const char* name;  // as typed on the command line
+  RegisterCommand add;
+};
+
+// In --help order.
+std::span<const CommandEntry> all_commands();
+
+void register_bench(CLI::App& app, CommandContext& context);
+void register_doctor(CLI::App& app, CommandContext& context);
+void register_rendezvous_check(CLI::App& app, CommandContext& context);
 
 }  // namespace gpudirect::launcher

@@ -30,6 +30,16 @@ touch "$CLUSTER_DIR/rxdm.ready"
 run srun -N1 -n1 --gpus-per-task=1 --gpu-direct=tcpxo bash -c 'echo $GPUDIRECT_MODE'
 expect_eq "RxDM ready file present: the step runs" "tcpxo" "$out"
 
+# auto resolves to off on a node without GPUs even though the TCPXO plugin is installed and RxDM is
+# configured: nothing may wait for an RxDM that is never started there.
+set_plugin_args default=off topology=$SRC/tests/fixtures/gpu-less.xml lib_dir=$LIB_DIR profile_dir=$SRC/profiles \
+  rxdm_ready=$CLUSTER_DIR/rxdm-never.ready rxdm_timeout=20
+start=$SECONDS
+run srun -N1 -n1 --gpu-direct=auto bash -c 'echo ${GPUDIRECT_MODE-unset}'
+elapsed=$((SECONDS - start))
+expect_eq "auto resolving to off (no GPUs): the step runs untouched" "unset" "$out"
+[ $elapsed -lt 15 ] && pass "auto resolving to off: no RxDM wait (${elapsed} s, rxdm_timeout=20)" || fail "auto off waited for RxDM (${elapsed} s)"
+
 set_plugin_args "$(base_args colour=blue)"
 run srun -N1 -n1 true
 [ $rc -ne 0 ] && pass "unknown plugstack argument fails srun" || fail "unknown plugstack argument accepted" "$out"

@@ -114,6 +114,10 @@ TEST_CASE("Slurm's tasks-per-node lists", "[task_setup]") {
   CHECK(tasks_on_node("2(x3),5", 3) == 5);
   CHECK_THROWS_WITH(tasks_on_node("8(x2)", 2), Catch::Contains("no entry for node 2"));
   CHECK_THROWS_WITH(tasks_on_node("many", 0), Catch::Contains("N(xM)"));
+  for (const char* junk : {"8x", "8(x2", "8(x2)x", "8(2)", "", "0", "+8", " 8", "8,,1", "8(x0)"}) {
+    INFO(junk);
+    CHECK_THROWS_WITH(tasks_on_node(junk, 0), Catch::Contains("N(xM)"));
+  }
 }
 
 TEST_CASE("this thread's CPU affinity is readable", "[task_setup]") {

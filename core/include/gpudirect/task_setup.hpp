@@ -4,6 +4,7 @@
 
 #include "gpudirect/binding.hpp"
 #include "gpudirect/mode.hpp"
+#include "gpudirect/mode_resolution.hpp"
 #include "gpudirect/network_profile.hpp"
 #include "gpudirect/plugin_config.hpp"
 
@@ -18,13 +19,6 @@ class TaskSetupError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-
-// What is on this node's disk that decides and validates a mode (probed, or given in tests).
-struct NodeFacts {
-  bool tcpxo_plugin = false;  // libnccl-net.so in the tcpxo lib dir
-  bool tcpx_plugin = false;   // libnccl-net.so in the tcpx lib dir
-};
-NodeFacts probe_node_facts(const PluginConfig& config);
 
 struct TaskSetupInput {
   PluginConfig config;
@@ -44,10 +38,8 @@ struct TaskSetup {
   std::string summary;               // the one verbose line
 };
 
-// Detects the mode for `auto`. Returns the mode and the reason in words.
-std::pair<Mode, std::string> detect_mode(const Topology& topology, const NodeFacts& facts);
-
-// Throws TaskSetupError with one message naming node, cause and fix.
+// The mode comes from resolve_mode (mode_resolution.hpp). Throws TaskSetupError with one message
+// naming node, cause and fix.
 TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSetupInput& input);
 
 // The variables a task's environment holds after `setup` is applied to `env`.

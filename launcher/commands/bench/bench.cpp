@@ -7,6 +7,7 @@
 #include "bench/collective.hpp"
 #include "bootstrap/session.hpp"
 #include "comm/communicator_factory.hpp"
+#include "gpudirect/text.hpp"
 
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -139,11 +140,9 @@ class Runner {
   double min_busbw() const {
     if (o_.min_busbw > 0) return o_.min_busbw;
     if (const char* env = std::getenv("NCCL_TESTS_MIN_BW")) {
-      try {
-        return std::stod(env);
-      } catch (const std::exception&) {
-        throw UsageError(std::string("NCCL_TESTS_MIN_BW=") + env + " is not a number");
-      }
+      const auto value = try_parse_number(env);
+      if (!value || *value < 0) throw UsageError(std::string("NCCL_TESTS_MIN_BW=") + env + " is not a bandwidth in GB/s (e.g. 40)");
+      return *value;
     }
     return 0;
   }
@@ -343,15 +342,15 @@ class Runner {
   std::vector<std::string> gather_hosts_, hosts_;
 };
 
-int run_bench(const BenchOptions& options) {
+int run_bench(const BenchOptions& options, const bootstrap::SessionOptions& session_options) {
   const auto collective = bench::parse_collective(options.collective);
   if (!collective) throw UsageError("unknown collective '" + options.collective + "': expected all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall or sendrecv");
   if (options.graph > 0) throw UsageError("-G (CUDA graphs) is not supported by gpudirect-launch bench");
   if (options.threads != 1 || options.gpus != 1) throw UsageError("-t and -g must be 1: run one rank per GPU (srun or --np)");
   if (options.iters < 1 || options.warmup < 0 || options.check < 0) throw UsageError("-n must be at least 1; -w and -c at least 0");
   if (options.average < 0 || options.average > 3) throw UsageError("-a must be 0 (rank 0), 1 (average), 2 (min) or 3 (max)");
-  bootstrap::Session session = bootstrap::open_session();
-  auto communicator = comm::make_communicator(options.backend, session);
+  bootstrap::Session session = bootstrap::open_session(session_options);
+  auto communicator = comm::make_communicator({options.backend, session_options.timeout}, session);
   Runner runner(options, session, *communicator, *collective);
   if (session.store) runner.set_hosts(session.store->all_gather("bench/hosts", session.context.hostname));
   else runner.set_hosts({session.context.hostname});
@@ -363,7 +362,7 @@ int run_bench(const BenchOptions& options) {
 
 }  // namespace
 
-void register_bench(CLI::App& app, int& exit_code) {
+void register_bench(CLI::App& app, CommandContext& context) {
   auto o = std::make_shared<BenchOptions>();
   CLI::App* bench = app.add_subcommand("bench",
       "Collective benchmark in the nccl-tests format: NCCL on GPUs, libfabric on host memory. Run one rank per GPU "
@@ -389,9 +388,10 @@ void register_bench(CLI::App& app, int& exit_code) {
   bench->add_option("-g,--ngpus", o->gpus, "GPUs per thread (must be 1)");
   bench->add_option("--backend", o->backend, "auto (NCCL when built with it and a GPU is visible), nccl or libfabric");
   bench->add_option("--min-busbw", o->min_busbw, "fail (exit 7) when the average bus bandwidth is under 0.9 x this, in GB/s");
-  bench->callback([o, &exit_code] {
+  bench->callback([o, &context] {
+    int& exit_code = context.exit_code;
     try {
-      exit_code = run_bench(*o);
+      exit_code = run_bench(*o, context.session);
     } catch (const UsageError& e) {
       std::fprintf(stderr, "gpudirect bench: %s\n", e.what());
       exit_code = kExitUsage;

@@ -1,5 +1,7 @@
 #include "bench/collective.hpp"
 
+#include "gpudirect/text.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -73,14 +75,10 @@ RowShape row_shape(Collective c, std::size_t bytes, std::size_t element, int ran
 
 std::size_t parse_size(const std::string& text) {
   if (text.empty()) throw std::invalid_argument("empty size");
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    throw std::invalid_argument("size '" + text + "' is not a number (e.g. 8, 64K, 1M, 8G)");
-  }
-  std::string suffix = text.substr(used);
+  const auto number = parse_number_prefix(text);
+  if (!number) throw std::invalid_argument("size '" + text + "' is not a number (e.g. 8, 64K, 1M, 8G)");
+  const double value = number->first;
+  std::string suffix(number->second);
   if (!suffix.empty() && (suffix.back() == 'B' || suffix.back() == 'b') && suffix.size() > 1) suffix.pop_back();
   double scale = 1;
   if (suffix == "K" || suffix == "k") scale = 1024.0;

@@ -5,6 +5,7 @@
 #include "bootstrap/launch_context.hpp"
 #include "doctor/plugstack_file.hpp"
 #include "gpudirect/task_setup.hpp"
+#include "gpudirect/text.hpp"
 #include "gpudirect/topology_sources.hpp"
 
 #include <nlohmann/json.hpp>
@@ -21,16 +22,11 @@ struct DoctorOptions {
   std::string topology;
   std::string plugstack;
   std::string profile_dir;
+  std::string mode;  // as --gpu-direct=MODE would ask; "" = the plugstack default
   bool json = false;
   bool check = false;
 };
 
-
-std::string host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "unknown-host";
-  return name;
-}
 
 std::string nic_label(const Nic& nic) { return !nic.interface_name.empty() ? nic.interface_name : nic.rdma_device; }
 
@@ -40,8 +36,14 @@ std::string nic_list(const Topology& topology, const std::vector<int>& nics) {
   return out.empty() ? "-" : out;
 }
 
-void print_table(const Topology& topology, const NodePlan& plan, const std::string& host) {
+std::string mode_text(const ModeDecision& decision) {
+  return std::string(to_string(decision.mode)) + (decision.reason.empty() ? "" : " [" + decision.reason + "]") +
+         (decision.wait_for_rxdm ? ", waits for RxDM" : "");
+}
+
+void print_table(const Topology& topology, const NodePlan& plan, const std::string& host, const ModeDecision& decision) {
   std::printf("# gpudirect doctor: node %s, topology %s\n", host.c_str(), topology.source.c_str());
+  std::printf("# mode: %s\n", mode_text(decision).c_str());
   std::printf("# %3s  %-12s  %4s  %-20s  %s\n", "GPU", "bus id", "NUMA", "CPUs", "NICs");
   for (std::size_t g = 0; g < topology.gpus.size(); ++g) {
     const Gpu& gpu = topology.gpus[g];
@@ -58,8 +60,10 @@ void print_table(const Topology& topology, const NodePlan& plan, const std::stri
   }
 }
 
-nlohmann::json table_json(const Topology& topology, const NodePlan& plan, const std::string& host) {
-  nlohmann::json out{{"host", host}, {"topology", topology.source}, {"gpus", nlohmann::json::array()}};
+nlohmann::json table_json(const Topology& topology, const NodePlan& plan, const std::string& host, const ModeDecision& decision) {
+  nlohmann::json out{{"host", host}, {"topology", topology.source}, {"gpus", nlohmann::json::array()},
+                     {"mode", {{"requested", std::string(to_string(decision.requested))}, {"resolved", std::string(to_string(decision.mode))},
+                               {"reason", decision.reason}, {"waits_for_rxdm", decision.wait_for_rxdm}}}};
   for (std::size_t g = 0; g < topology.gpus.size(); ++g) {
     const Gpu& gpu = topology.gpus[g];
     nlohmann::json nics = nlohmann::json::array();
@@ -123,6 +127,10 @@ int run_doctor(const DoctorOptions& options) {
   const std::string host = host_name();
   Topology topology = config.topology.empty() ? load_live_topology() : load_topology_file(config.topology);
   const NodePlan plan = plan_node(topology);
+  ModeRequest request;
+  if (!options.mode.empty()) request.mode = parse_mode(options.mode);
+  // The same call the plugin makes before it decides whether to wait for RxDM and what to apply.
+  const ModeDecision decision = resolve_mode(request, config, topology, probe_node_facts(config));
   const auto env = bootstrap::current_environment();
   const bool in_task = env.count("GPUDIRECT_MODE") > 0;
   if (options.check && !in_task) {
@@ -131,12 +139,12 @@ int run_doctor(const DoctorOptions& options) {
   }
   nlohmann::json json;
   int status = 0;
-  if (options.json) json = table_json(topology, plan, host);
+  if (options.json) json = table_json(topology, plan, host, decision);
   // Inside a task print one line per task (a table per task would repeat the node's table 8 times).
   if (in_task) {
     status = check_task(topology, plan, config, env, host, options.json ? &json : nullptr);
   } else if (!options.json) {
-    print_table(topology, plan, host);
+    print_table(topology, plan, host, decision);
   }
   if (options.json) std::cout << json.dump(2) << "\n";
   return status;
@@ -144,7 +152,7 @@ int run_doctor(const DoctorOptions& options) {
 
 }  // namespace
 
-void register_doctor(CLI::App& app, int& exit_code) {
+void register_doctor(CLI::App& app, CommandContext& context) {
   auto options = std::make_shared<DoctorOptions>();
   CLI::App* doctor = app.add_subcommand(
       "doctor",
@@ -155,14 +163,18 @@ void register_doctor(CLI::App& app, int& exit_code) {
                      "read topology=, lib_dir=, profile_dir= ... from the spank_gpudirect.so line of this plugstack.conf "
                      "(default: the one Slurm uses, found through $SLURM_CONF or /etc/slurm)");
   doctor->add_option("--profile-dir", options->profile_dir, "directory with network profiles (as profile_dir=)");
+  doctor->add_option("--mode", options->mode,
+                     "show what --gpu-direct=MODE resolves to on this node (auto, tcpxo, tcpx, rdma, off; "
+                     "default: the plugstack default)")
+      ->check(CLI::IsMember({"auto", "tcpxo", "tcpx", "rdma", "off"}));
   doctor->add_flag("--json", options->json, "print JSON instead of a table");
   doctor->add_flag("--check", options->check, "fail unless run inside a task started with --gpu-direct");
-  doctor->callback([options, &exit_code] {
+  doctor->callback([options, &context] {
     try {
-      exit_code = run_doctor(*options);
+      context.exit_code = run_doctor(*options);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "gpudirect doctor: %s\n", e.what());
-      exit_code = 1;
+      context.exit_code = 1;
     }
   });
 }

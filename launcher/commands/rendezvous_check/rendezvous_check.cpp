@@ -8,11 +8,12 @@
 
 namespace gpudirect::launcher {
 
-void register_rendezvous_check(CLI::App& app, int& exit_code) {
+void register_rendezvous_check(CLI::App& app, CommandContext& context) {
   CLI::App* check = app.add_subcommand("rendezvous-check", "Connect every rank through the rendezvous and print rank, host and local rank from rank 0");
-  check->callback([&exit_code] {
+  check->callback([&context] {
+    int& exit_code = context.exit_code;
     try {
-      bootstrap::Session session = bootstrap::open_session();
+      bootstrap::Session session = bootstrap::open_session(context.session);
       const auto& c = session.context;
       const std::string me = std::to_string(c.rank) + " " + c.hostname + " " + std::to_string(c.local_rank) + "/" + std::to_string(c.local_size);
       const auto all = session.store ? session.store->all_gather("rendezvous-check", me) : std::vector<std::string>{me};

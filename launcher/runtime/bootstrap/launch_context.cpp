@@ -2,10 +2,8 @@
 
 #include "gpudirect/hostlist.hpp"
 #include "gpudirect/slurm_tasks.hpp"
+#include "gpudirect/text.hpp"
 
-#include <unistd.h>
-
-#include <charconv>
 #include <stdexcept>
 
 extern char** environ;
@@ -22,11 +20,8 @@ const std::string* find(const Env& env, const std::string& name) {
 
 int as_int(const Env& env, const std::string& name, int min, int max) {
   const std::string& text = *find(env, name);
-  int value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc{} || ptr != text.data() + text.size() || value < min || value > max)
-    throw std::invalid_argument(name + "=" + text + " is not an integer in " + std::to_string(min) + ".." + std::to_string(max));
-  return value;
+  if (const auto value = try_parse_integer<int>(text, min, max)) return *value;
+  throw std::invalid_argument(name + "=" + text + " is not an integer in " + std::to_string(min) + ".." + std::to_string(max));
 }
 
 int int_or(const Env& env, const std::string& name, int fallback, int min, int max) {
@@ -40,17 +35,11 @@ int derived_port(const std::string& job, const std::string& step) {
   return 20000 + static_cast<int>(hash % 20000u);
 }
 
-std::string local_hostname() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "localhost";
-  return name;
-}
-
 }  // namespace
 
 LaunchContext context_from_environment(const Env& env) {
   LaunchContext c;
-  c.hostname = local_hostname();
+  c.hostname = host_name();
   if (find(env, "GPUDIRECT_LAUNCH_RANK")) {  // our own --np spawn
     c.origin = "spawn";
     c.size = as_int(env, "GPUDIRECT_LAUNCH_SIZE", 1, 1 << 20);

@@ -10,20 +10,29 @@
 
 namespace gpudirect::bootstrap {
 
-struct GlobalOptions {
-  std::string rendezvous;              // "HOST:PORT" overrides the derived rendezvous
-  std::chrono::milliseconds timeout{30000};
+// Plain options, filled by whoever owns the command line (main.cpp) and passed in.
+struct SessionOptions {
+  std::string rendezvous;                    // "HOST:PORT" overrides the derived rendezvous; "" keeps it
+  std::chrono::milliseconds timeout{30000};  // bounds the rendezvous and every store wait
 };
 
-GlobalOptions& global_options();
+struct HostPort {
+  std::string host;
+  int port = 0;
+};
+
+// "HOST:PORT" (the last ':' separates; PORT 1..65535, digits only). Throws std::invalid_argument
+// naming `field` and the text.
+HostPort parse_host_port(const std::string& text, const std::string& field);
 
 struct Session {
   LaunchContext context;
   std::unique_ptr<Store> store;
+  SessionOptions options;
 };
 
-// Reads the environment, applies --rendezvous, connects the store. Throws on bad input or a
-// rendezvous that cannot be reached within the timeout.
-Session open_session();
+// Reads the environment, applies options.rendezvous, connects the store. Throws on bad input or a
+// rendezvous that cannot be reached within options.timeout.
+Session open_session(const SessionOptions& options);
 
 }  // namespace gpudirect::bootstrap

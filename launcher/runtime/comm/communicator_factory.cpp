@@ -4,7 +4,7 @@
 #include "comm/loopback_transport.hpp"
 
 #ifdef GPUDIRECT_HAVE_NCCL
-#include "comm/nccl_communicator.hpp"
+#include "comm/nccl/nccl_communicator.hpp"
 #endif
 
 #include <stdexcept>
@@ -19,20 +19,21 @@ bool nccl_available() {
 #endif
 }
 
-std::unique_ptr<Communicator> make_communicator(const std::string& backend, bootstrap::Session& session) {
+std::unique_ptr<Communicator> make_communicator(const CommunicatorOptions& options, bootstrap::Session& session) {
+  const std::string& backend = options.backend;
   const std::string chosen = backend == "auto" ? (nccl_available() ? "nccl" : "libfabric") : backend;
   if (chosen == "nccl") {
 #ifdef GPUDIRECT_HAVE_NCCL
-    return make_nccl_communicator(session, bootstrap::global_options().timeout);
+    return make_nccl_communicator(session, options.timeout);
 #else
     throw std::invalid_argument("this gpudirect-launch was built without NCCL (CUDA/NCCL not found at build time): use --backend libfabric");
 #endif
   }
   if (chosen != "libfabric") throw std::invalid_argument("--backend " + backend + ": expected auto, nccl or libfabric");
   if (session.context.size == 1) return make_host_communicator(std::make_unique<LoopbackTransport>(), "loopback");
-  FabricOptions options;
-  options.timeout = bootstrap::global_options().timeout;
-  return make_fabric_communicator(session.context, *session.store, options);
+  FabricOptions fabric;
+  fabric.timeout = options.timeout;
+  return make_fabric_communicator(session.context, *session.store, fabric);
 }
 
 }  // namespace gpudirect::comm

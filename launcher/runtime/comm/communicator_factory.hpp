@@ -5,13 +5,19 @@
 #include "bootstrap/session.hpp"
 #include "comm/communicator.hpp"
 
+#include <chrono>
 #include <memory>
 #include <string>
 
 namespace gpudirect::comm {
 
-// backend: "auto", "nccl" or "libfabric". Throws CommError (or std::invalid_argument) with the reason.
-std::unique_ptr<Communicator> make_communicator(const std::string& backend, bootstrap::Session& session);
+struct CommunicatorOptions {
+  std::string backend = "auto";              // "auto", "nccl" or "libfabric"
+  std::chrono::milliseconds timeout{30000};  // a peer silent for this long is an error
+};
+
+// Throws CommError (or std::invalid_argument) with the reason.
+std::unique_ptr<Communicator> make_communicator(const CommunicatorOptions& options, bootstrap::Session& session);
 
 bool nccl_available();  // built with NCCL and at least one GPU visible
 

@@ -1,6 +1,7 @@
 #include "comm/fabric_transport.hpp"
 
 #include "comm/communicator.hpp"
+#include "gpudirect/text.hpp"
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -43,7 +44,8 @@ std::string to_hex(const std::vector<char>& bytes) {
 
 std::vector<char> from_hex(const std::string& text) {
   std::vector<char> out;
-  for (std::size_t i = 0; i + 1 < text.size(); i += 2) out.push_back(static_cast<char>(std::stoi(text.substr(i, 2), nullptr, 16)));
+  for (std::size_t i = 0; i + 1 < text.size(); i += 2) out.push_back(static_cast<char>(
+        parse_integer<unsigned>(std::string_view(text).substr(i, 2), "libfabric address from the rendezvous store", 0, 255, 16)));
   return out;
 }
 

@@ -1,4 +1,4 @@
-#include "comm/nccl_communicator.hpp"
+#include "comm/nccl/nccl_communicator.hpp"
 
 #include <cuda_runtime.h>
 #include <nccl.h>

@@ -1,0 +1,42 @@
+// Small text helpers every floor shares, so every value is parsed with the same strictness:
+// an integer is all digits (a leading '-' only for signed types), in range, with nothing around it.
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace gpudirect {
+
+// Without leading and trailing blanks (space, tab, CR, LF).
+std::string_view trim(std::string_view text);
+
+// The fields between `separator`s, empty ones included: split("a,,b", ',') is {"a", "", "b"};
+// split("", ',') is {""}.
+std::vector<std::string_view> split(std::string_view text, char separator);
+
+// `text` as an integer in [min, max] (base 10, or 16 without a 0x prefix). Rejects "", "+1",
+// " 1", "1x", "0x10", and values outside [min, max] or the type with std::invalid_argument
+// "FIELD: expected an integer in MIN..MAX, got 'TEXT'".
+template <std::integral T>
+T parse_integer(std::string_view text, std::string_view field, T min, T max, int base = 10);
+
+// Same rules, no message: empty when `text` is not such an integer.
+template <std::integral T>
+std::optional<T> try_parse_integer(std::string_view text, T min, T max, int base = 10);
+
+// A finite decimal number ("1.5", "2e3", "-1"); the same rules: nothing around it, no '+'.
+std::optional<double> try_parse_number(std::string_view text);
+
+// The leading decimal number of `text` and the rest after it ("1.5M" -> 1.5, "M"); empty when
+// `text` does not start with one.
+std::optional<std::pair<double, std::string_view>> parse_number_prefix(std::string_view text);
+
+// This machine's host name as gethostname() gives it; "unknown-host" if it cannot.
+std::string host_name();
+
+}  // namespace gpudirect

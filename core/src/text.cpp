@@ -1,0 +1,78 @@
+#include "gpudirect/text.hpp"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <cmath>
+#include <stdexcept>
+
+namespace gpudirect {
+
+std::string_view trim(std::string_view text) {
+  constexpr std::string_view kBlanks = " \t\r\n";
+  const auto first = text.find_first_not_of(kBlanks);
+  if (first == std::string_view::npos) return {};
+  return text.substr(first, text.find_last_not_of(kBlanks) - first + 1);
+}
+
+std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> fields;
+  for (std::size_t start = 0;;) {
+    const auto end = text.find(separator, start);
+    if (end == std::string_view::npos) {
+      fields.push_back(text.substr(start));
+      return fields;
+    }
+    fields.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+}
+
+template <std::integral T>
+std::optional<T> try_parse_integer(std::string_view text, T min, T max, int base) {
+  // from_chars already refuses '+', blanks and "0x"; it accepts '-' for signed types only.
+  T value{};
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value, base);
+  if (text.empty() || ec != std::errc{} || ptr != end || value < min || value > max) return std::nullopt;
+  return value;
+}
+
+template <std::integral T>
+T parse_integer(std::string_view text, std::string_view field, T min, T max, int base) {
+  if (auto value = try_parse_integer<T>(text, min, max, base)) return *value;
+  throw std::invalid_argument(std::string(field) + ": expected " + (base == 16 ? "a hexadecimal integer" : "an integer") +
+                              " in " + std::to_string(min) + ".." + std::to_string(max) + ", got '" + std::string(text) + "'");
+}
+
+#define GPUDIRECT_INSTANTIATE(T)                                                                    \
+  template std::optional<T> try_parse_integer<T>(std::string_view, T, T, int);                    \
+  template T parse_integer<T>(std::string_view, std::string_view, T, T, int);
+GPUDIRECT_INSTANTIATE(int)
+GPUDIRECT_INSTANTIATE(unsigned)
+GPUDIRECT_INSTANTIATE(long)
+GPUDIRECT_INSTANTIATE(unsigned long)
+GPUDIRECT_INSTANTIATE(long long)
+GPUDIRECT_INSTANTIATE(unsigned long long)
+#undef GPUDIRECT_INSTANTIATE
+
+std::optional<std::pair<double, std::string_view>> parse_number_prefix(std::string_view text) {
+  double value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc{} || !std::isfinite(value)) return std::nullopt;
+  return std::pair{value, text.substr(static_cast<std::size_t>(ptr - text.data()))};
+}
+
+std::optional<double> try_parse_number(std::string_view text) {
+  const auto parsed = parse_number_prefix(text);
+  if (!parsed || !parsed->second.empty()) return std::nullopt;
+  return parsed->first;
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "unknown-host";
+  return name;
+}
+
+}  // namespace gpudirect

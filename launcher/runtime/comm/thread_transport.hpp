@@ -1,0 +1,20 @@
+// N ranks as N threads of one process: every exchange goes through shared in-memory mailboxes.
+// The collective algorithms run over it unchanged, so they can be tested at any rank count without
+// starting processes, and a program can run several ranks in one process.
+#pragma once
+
+#include "comm/transport.hpp"
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+namespace gpudirect::comm {
+
+// One Transport per rank (element i is rank i), all sharing the mailboxes; each is used from its
+// own thread. Sends never block (messages are copied); a receive waits at most `timeout`, then
+// throws CommError naming the rank, the peer and the tag. The transports may be destroyed in any
+// order.
+std::vector<std::unique_ptr<Transport>> make_thread_transports(int size, std::chrono::milliseconds timeout);
+
+}  // namespace gpudirect::comm

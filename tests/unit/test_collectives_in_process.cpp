@@ -1,0 +1,275 @@
+// Every collective algorithm of comm/collectives.cpp at 1..8 ranks (threads of this process over
+// the thread transport), awkward element counts, every datatype and reduction, in place and out of
+// place, against a serial reference computed from every rank's inputs.
+#include <catch2/catch.hpp>
+
+#include "comm/collectives.hpp"
+#include "comm/host_communicator.hpp"
+#include "comm/reduce_kernels.hpp"
+#include "comm/thread_transport.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace gpudirect::comm;
+
+namespace {
+
+constexpr std::chrono::milliseconds kTimeout{10000};  // a broken algorithm fails, never hangs the test
+
+enum class Kind { all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv };
+const char* kind_name(Kind k) {
+  switch (k) {
+    case Kind::all_reduce: return "all_reduce";
+    case Kind::all_gather: return "all_gather";
+    case Kind::reduce_scatter: return "reduce_scatter";
+    case Kind::broadcast: return "broadcast";
+    case Kind::reduce: return "reduce";
+    case Kind::alltoall: return "alltoall";
+    case Kind::sendrecv: return "sendrecv";
+  }
+  return "?";
+}
+bool reducing(Kind k) { return k == Kind::all_reduce || k == Kind::reduce_scatter || k == Kind::reduce; }
+
+const DataType kTypes[] = {DataType::float32, DataType::float64, DataType::float16, DataType::bfloat16, DataType::int8,
+                           DataType::uint8,   DataType::int32,   DataType::int64,   DataType::uint64};
+const ReduceOp kOps[] = {ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max, ReduceOp::avg};
+
+bool is_unsigned(DataType t) { return t == DataType::uint8 || t == DataType::uint64; }
+bool is_integer(DataType t) {
+  return t == DataType::int8 || t == DataType::uint8 || t == DataType::int32 || t == DataType::int64 || t == DataType::uint64;
+}
+
+// Element i of buffer p as a double, and back (integers wrap as the type does).
+double load(const void* p, std::size_t i, DataType t) {
+  const char* at = static_cast<const char*>(p) + i * size_of(t);
+  auto get = [at]<typename T>(T) { T v; std::memcpy(&v, at, sizeof v); return v; };
+  switch (t) {
+    case DataType::float32: return get(float{});
+    case DataType::float64: return get(double{});
+    case DataType::float16: return half_to_float(get(std::uint16_t{}));
+    case DataType::bfloat16: return bfloat16_to_float(get(std::uint16_t{}));
+    case DataType::int8: return get(std::int8_t{});
+    case DataType::uint8: return get(std::uint8_t{});
+    case DataType::int32: return get(std::int32_t{});
+    case DataType::int64: return static_cast<double>(get(std::int64_t{}));
+    case DataType::uint64: return static_cast<double>(get(std::uint64_t{}));
+  }
+  return 0;
+}
+
+void store(void* p, std::size_t i, DataType t, double value) {
+  char* at = static_cast<char*>(p) + i * size_of(t);
+  auto put = [at](auto v) { std::memcpy(at, &v, sizeof v); };
+  const auto whole = static_cast<long long>(value);
+  switch (t) {
+    case DataType::float32: put(static_cast<float>(value)); break;
+    case DataType::float64: put(value); break;
+    case DataType::float16: put(float_to_half(static_cast<float>(value))); break;
+    case DataType::bfloat16: put(float_to_bfloat16(static_cast<float>(value))); break;
+    case DataType::int8: put(static_cast<std::int8_t>(whole)); break;
+    case DataType::uint8: put(static_cast<std::uint8_t>(whole)); break;
+    case DataType::int32: put(static_cast<std::int32_t>(whole)); break;
+    case DataType::int64: put(static_cast<std::int64_t>(whole)); break;
+    case DataType::uint64: put(static_cast<std::uint64_t>(whole)); break;
+  }
+}
+
+// Rank r's input element i: small integers, so every reduction order gives the exact same result
+// in every type (sums stay within bfloat16's exact integers; products are at most 2^3).
+double input(int r, std::size_t i, DataType t, ReduceOp op) {
+  const auto k = static_cast<long long>(i);
+  if (op == ReduceOp::prod) {
+    if ((r + k) % 3 == 0) return 2;
+    return !is_unsigned(t) && (r + 2 * k) % 5 == 0 ? -1 : 1;
+  }
+  const long long v = (r * 13 + k * 7 + (k / 41) * 3) % 41;  // period 41 * 41 in i: misplaced blocks show
+  return is_unsigned(t) ? static_cast<double>(v) : static_cast<double>(v - 20);
+}
+
+// The reduction of element i over all ranks, rounded into the type as the algorithms do.
+double reduced(int n, DataType t, ReduceOp op, const std::function<double(int)>& value_of) {
+  double acc = value_of(0);
+  for (int r = 1; r < n; ++r) {
+    const double v = value_of(r);
+    switch (op) {
+      case ReduceOp::sum: case ReduceOp::avg: acc += v; break;
+      case ReduceOp::prod: acc *= v; break;
+      case ReduceOp::min: acc = std::min(acc, v); break;
+      case ReduceOp::max: acc = std::max(acc, v); break;
+    }
+  }
+  std::vector<char> cell(8);
+  store(cell.data(), 0, t, acc);  // integers wrap here, as they do in the algorithm
+  if (op != ReduceOp::avg) return load(cell.data(), 0, t);
+  const double wrapped = load(cell.data(), 0, t);
+  store(cell.data(), 0, t, is_integer(t) ? std::trunc(wrapped / n) : wrapped / n);
+  return load(cell.data(), 0, t);
+}
+
+struct Case {
+  Kind kind;
+  DataType type;
+  ReduceOp op;
+  std::size_t count;
+  bool in_place;
+  int root;
+};
+
+std::string describe(const Case& c, int n) {
+  std::ostringstream out;
+  out << kind_name(c.kind) << " n=" << n << " count=" << c.count << " " << name_of(c.type) << " " << name_of(c.op)
+      << (c.in_place ? " in-place" : " out-of-place") << " root=" << c.root;
+  return out.str();
+}
+
+// Runs one case on rank r; returns "" or what was wrong.
+std::string run_case(Collectives& coll, const Case& c, int r, int n) {
+  const std::size_t e = size_of(c.type), count = c.count, un = static_cast<std::size_t>(n), ur = static_cast<std::size_t>(r);
+  const std::size_t send_elements = (c.kind == Kind::reduce_scatter || c.kind == Kind::alltoall) ? count * un : count;
+  const std::size_t recv_elements = (c.kind == Kind::all_gather || c.kind == Kind::alltoall) ? count * un : count;
+  std::vector<char> send(std::max<std::size_t>(send_elements, recv_elements) * e + 1, 0x5a);
+  std::vector<char> recv(std::max<std::size_t>(send_elements, recv_elements) * e + 1, 0x5a);  // garbage where output goes
+  // Inputs where the call reads them (NCCL's in-place layouts, see communicator.hpp).
+  char* in = c.in_place ? recv.data() : send.data();
+  std::size_t in_offset = (c.in_place && c.kind == Kind::all_gather) ? ur * count : 0;
+  for (std::size_t i = 0; i < send_elements; ++i) store(in, in_offset + i, c.type, input(r, i, c.type, c.op));
+  const void* s = in + in_offset * e;
+  char* out = recv.data();
+  if (c.in_place && c.kind == Kind::reduce_scatter) out = recv.data() + ur * count * e;
+  switch (c.kind) {
+    case Kind::all_reduce: coll.all_reduce(s, out, count, c.type, c.op); break;
+    case Kind::all_gather: coll.all_gather(s, out, count, c.type); break;
+    case Kind::reduce_scatter: coll.reduce_scatter(s, out, count, c.type, c.op); break;
+    case Kind::broadcast: coll.broadcast(s, out, count, c.type, c.root); break;
+    case Kind::reduce: coll.reduce(s, out, count, c.type, c.op, c.root); break;
+    case Kind::alltoall: coll.alltoall(s, out, count, c.type); break;
+    case Kind::sendrecv: coll.sendrecv(s, out, count, c.type); break;
+  }
+  const ReduceOp op = c.op;
+  const DataType t = c.type;
+  auto expected = [&](std::size_t i) -> double {
+    switch (c.kind) {
+      case Kind::all_reduce: case Kind::reduce: return reduced(n, t, op, [&](int q) { return input(q, i, t, op); });
+      case Kind::reduce_scatter: return reduced(n, t, op, [&](int q) { return input(q, ur * count + i, t, op); });
+      case Kind::all_gather: return input(static_cast<int>(i / count), i % count, t, op);
+      case Kind::broadcast: return input(c.root, i, t, op);
+      case Kind::alltoall: return input(static_cast<int>(i / count), ur * count + i % count, t, op);
+      case Kind::sendrecv: return input((r - 1 + n) % n, i, t, op);
+    }
+    return 0;
+  };
+  if (c.kind == Kind::reduce && r != c.root) return "";  // only the root's output is defined
+  for (std::size_t i = 0; i < recv_elements; ++i) {
+    const double want = expected(i), got = load(out, i, t);
+    if (want != got) {
+      std::ostringstream why;
+      why << describe(c, n) << ": rank " << r << " element " << i << " is " << got << ", expected " << want;
+      return why.str();
+    }
+  }
+  return "";
+}
+
+// Runs `body(rank, transport)` on n threads; returns every rank's failures (exceptions included).
+std::vector<std::string> on_threads(int n, const std::function<std::vector<std::string>(int, std::unique_ptr<Transport>&)>& body) {
+  auto transports = make_thread_transports(n, kTimeout);
+  std::vector<std::vector<std::string>> failures(static_cast<std::size_t>(n));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      auto& mine = failures[static_cast<std::size_t>(r)];
+      try {
+        mine = body(r, transports[static_cast<std::size_t>(r)]);
+      } catch (const std::exception& e) {
+        mine.push_back("rank " + std::to_string(r) + " threw: " + e.what());
+      }
+    });
+  for (auto& t : threads) t.join();
+  std::vector<std::string> all;
+  for (auto& f : failures) all.insert(all.end(), f.begin(), f.end());
+  return all;
+}
+
+std::vector<Case> cases_for(int n) {
+  // 0, 1, primes, counts below, at and not divisible by n, and all_reduce beyond the
+  // recursive-doubling limit (kSmallAllReduceBytes) so the ring path runs for every type.
+  const std::vector<std::size_t> counts{0, 1, 2, 3, 7, 13, static_cast<std::size_t>(n) + 1, 61, 1009};
+  std::vector<int> roots{0, n - 1, n / 2};
+  std::sort(roots.begin(), roots.end());
+  roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
+  std::vector<Case> cases;
+  for (Kind kind : {Kind::all_reduce, Kind::all_gather, Kind::reduce_scatter, Kind::broadcast, Kind::reduce, Kind::alltoall,
+                    Kind::sendrecv})
+    for (DataType type : kTypes)
+      for (ReduceOp op : kOps) {
+        if (!reducing(kind) && op != ReduceOp::sum) continue;
+        for (bool in_place : {false, true})
+          for (int root : roots) {
+            if ((kind != Kind::broadcast && kind != Kind::reduce) && root != 0) continue;
+            for (std::size_t count : counts) cases.push_back({kind, type, op, count, in_place, root});
+            if (kind == Kind::all_reduce && (op == ReduceOp::sum || op == ReduceOp::max))
+              cases.push_back({kind, type, op, kSmallAllReduceBytes / size_of(type) + 7, in_place, root});
+          }
+      }
+  return cases;
+}
+
+}  // namespace
+
+TEST_CASE("every collective algorithm at 1..8 ranks, every type and op, in and out of place", "[collectives][in-process]") {
+  for (int n = 1; n <= 8; ++n) {
+    const auto cases = cases_for(n);
+    const auto failures = on_threads(n, [&](int r, std::unique_ptr<Transport>& transport) {
+      Collectives coll(*transport);
+      std::vector<std::string> wrong;
+      for (const Case& c : cases)
+        if (auto why = run_case(coll, c, r, n); !why.empty() && wrong.size() < 5) wrong.push_back(why);
+      coll.barrier();
+      return wrong;
+    });
+    INFO(n << " ranks, " << cases.size() << " cases");
+    CHECK(failures.empty());
+    for (const auto& f : failures) FAIL_CHECK(f);
+  }
+}
+
+TEST_CASE("the thread transport reports a silent peer and a size mismatch instead of hanging", "[collectives][in-process]") {
+  auto transports = make_thread_transports(2, std::chrono::milliseconds(50));
+  char byte = 0;
+  CHECK_THROWS_WITH(transports[0]->recv(1, &byte, 1, 7), Catch::Contains("rank 0 got no message from rank 1 (tag 7)"));
+  const char two[2] = {1, 2};
+  transports[1]->send(0, two, 2, 9);
+  CHECK_THROWS_WITH(transports[0]->recv(1, &byte, 1, 9), Catch::Contains("expected 1 bytes from rank 1") && Catch::Contains("got 2"));
+  CHECK_THROWS_AS(make_thread_transports(0, kTimeout), std::invalid_argument);
+}
+
+TEST_CASE("a communicator is created, used, destroyed and created again in one process", "[collectives][in-process]") {
+  constexpr int n = 4;
+  for (int round = 0; round < 3; ++round) {
+    const auto failures = on_threads(n, [&](int r, std::unique_ptr<Transport>& transport) {
+      auto comm = make_host_communicator(std::move(transport), "threads");
+      std::vector<std::string> wrong;
+      std::vector<std::int64_t> values(100, r + round);
+      comm->all_reduce(values.data(), values.data(), values.size(), DataType::int64, ReduceOp::sum)->wait();
+      const std::int64_t want = n * (n - 1) / 2 + n * round;
+      if (std::any_of(values.begin(), values.end(), [&](std::int64_t v) { return v != want; }))
+        wrong.push_back("round " + std::to_string(round) + " rank " + std::to_string(r) + ": all_reduce gave " +
+                        std::to_string(values[0]) + ", expected " + std::to_string(want));
+      comm->barrier();
+      return wrong;  // comm is destroyed here, with its worker thread
+    });
+    INFO("round " << round);
+    CHECK(failures.empty());
+    for (const auto& f : failures) FAIL_CHECK(f);
+  }
+}

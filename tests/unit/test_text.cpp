@@ -1,0 +1,63 @@
+#include <catch2/catch.hpp>
+
+#include "gpudirect/text.hpp"
+
+#include <climits>
+#include <stdexcept>
+
+using namespace gpudirect;
+
+TEST_CASE("trim drops blanks at both ends only", "[text]") {
+  CHECK(trim("  a b \t\r\n") == "a b");
+  CHECK(trim("") == "");
+  CHECK(trim(" \t ") == "");
+  CHECK(trim("x") == "x");
+}
+
+TEST_CASE("split keeps empty fields", "[text]") {
+  CHECK(split("a,b,c", ',') == std::vector<std::string_view>{"a", "b", "c"});
+  CHECK(split("a,,b,", ',') == std::vector<std::string_view>{"a", "", "b", ""});
+  CHECK(split("", ',') == std::vector<std::string_view>{""});
+  CHECK(split("host:80", ':') == std::vector<std::string_view>{"host", "80"});
+}
+
+TEST_CASE("parse_integer accepts whole numbers in range", "[text]") {
+  CHECK(parse_integer<int>("80", "port", 1, 65535) == 80);
+  CHECK(parse_integer<int>("-3", "x", -5, 5) == -3);
+  CHECK(parse_integer<int>("0", "x", 0, 0) == 0);
+  CHECK(parse_integer<unsigned long long>("18446744073709551615", "x", 0, ULLONG_MAX) == ULLONG_MAX);
+  CHECK(parse_integer<unsigned>("ff", "mask", 0, 0xffffffffu, 16) == 255u);
+  CHECK(parse_integer<long long>("007", "x", 0, 10) == 7);
+}
+
+TEST_CASE("parse_integer refuses junk, signs, blanks, overflow and out of range, naming the field", "[text]") {
+  for (const char* bad : {"80x", "", "+", "+80", " 80", "80 ", "-", "0x50", "8 0", "80.0", "1e3", "x80"}) {
+    INFO("text '" << bad << "'");
+    CHECK_FALSE(try_parse_integer<int>(bad, 0, 65535));
+    CHECK_THROWS_WITH(parse_integer<int>(bad, "--rendezvous PORT", 0, 65535),
+                      Catch::Contains("--rendezvous PORT") && Catch::Contains(std::string("got '") + bad + "'"));
+  }
+  CHECK_THROWS_WITH(parse_integer<int>("99999999999", "--np", 1, 1 << 20), "--np: expected an integer in 1..1048576, got '99999999999'");
+  CHECK_THROWS_AS(parse_integer<int>("0", "--np", 1, 10), std::invalid_argument);
+  CHECK_THROWS_AS(parse_integer<int>("11", "--np", 1, 10), std::invalid_argument);
+  CHECK_THROWS_AS(parse_integer<unsigned>("-1", "n", 0, 10), std::invalid_argument);  // no sign for unsigned
+  CHECK_THROWS_AS(parse_integer<unsigned long long>("18446744073709551616", "n", 0, ULLONG_MAX), std::invalid_argument);
+  CHECK_THROWS_WITH(parse_integer<unsigned>("fg", "mask", 0, 255, 16), Catch::Contains("hexadecimal"));
+}
+
+TEST_CASE("host_name is never empty", "[text]") { CHECK_FALSE(host_name().empty()); }
+
+TEST_CASE("decimal numbers are strict too", "[text]") {
+  CHECK(try_parse_number("1.5") == 1.5);
+  CHECK(try_parse_number("2e3") == 2000.0);
+  CHECK(try_parse_number("-1") == -1.0);
+  for (const char* bad : {"", "1.5x", " 1", "+1", "nan", "inf", "1e999", "."}) {
+    INFO(bad);
+    CHECK_FALSE(try_parse_number(bad));
+  }
+  const auto prefix = parse_number_prefix("64K");
+  REQUIRE(prefix);
+  CHECK(prefix->first == 64.0);
+  CHECK(prefix->second == "K");
+  CHECK_FALSE(parse_number_prefix("K64"));
+}
