@@ -13,6 +13,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -150,6 +151,13 @@ class FabricTransport final : public Transport {
     return "rank " + std::to_string(rank) + " on " + (r < hosts_.size() ? hosts_[r] : std::string("?"));
   }
 
+  std::string unreachable(int peer) const {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.1f", static_cast<double>(timeout_.count()) / 1000.0);
+    return who(peer) + " is unreachable from " + who(rank_) + ": no progress for " + seconds +
+           " s (--timeout); a link is down or the peer is stuck";
+  }
+
   // A failure this rank saw first: tell every rank (so they stop too, with this message), unless
   // the job is already aborting for a reason that explains ours (a dead peer closes its links).
   [[noreturn]] void fail(const std::string& message, bool timeout) {
@@ -193,10 +201,7 @@ class FabricTransport final : public Transport {
       } else if (Clock::now() - last_progress > timeout_) {
         // Name the peer we still wait for: the receive side first (the sender may be fine).
         const auto waiting = std::find_if(ops.begin(), ops.end(), [](const Operation& o) { return !o.done; });
-        char seconds[32];
-        std::snprintf(seconds, sizeof seconds, "%.1f", static_cast<double>(timeout_.count()) / 1000.0);
-        fail(who(waiting->peer) + " is unreachable from " + who(rank_) + ": no progress for " + seconds +
-                 " s (--timeout); a link is down or the peer is stuck", true);
+        fail(unreachable(waiting->peer), true);
       } else {
         // Ranks often outnumber cores: let the peer run instead of spinning out our time slice.
         sched_yield();
@@ -217,10 +222,7 @@ class FabricTransport final : public Transport {
       if (rc == 0) return;
       if (rc != -FI_EAGAIN) fail(who(peer) + ": " + fi_error(std::string(what) + " from " + who(rank_), rc), false);
       if (abort_->raised()) throw CommError(abort_->message());
-      if (progress() == 0 && Clock::now() - start > timeout_)
-        fail(who(peer) + " is unreachable from " + who(rank_) + ": its queue stayed full for " +
-                 std::to_string(timeout_.count() / 1000) + " s (--timeout); a link is down or the peer is stuck",
-             true);
+      if (progress() == 0 && Clock::now() - start > timeout_) fail(unreachable(peer) + " (send queue full)", true);
     }
   }
 
