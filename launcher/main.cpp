@@ -19,6 +19,8 @@ Where a rank learns who it is, first match wins:
   SLURM_STEP_NODELIST: the first host is the rendezvous; port from SLURM_STEP_RESV_PORTS or derived
   from the job and step ids), torchrun-style (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
   MASTER_ADDR, MASTER_PORT), else a single rank.
+A rank that dies, a link without progress for --timeout seconds, or a rank that never reaches the
+rendezvous ends every rank with one line naming that rank, its host and the collective.
 Exit codes: 0 ok, 1 failure, 6 usage; bench uses nccl-tests' codes (see bench --help); train adds 8 (ranks'
 parameters differ) and 10 (stopped by SIGTERM/SIGUSR1, checkpoint written; see train --help).)";
 
@@ -73,8 +75,10 @@ int main(int argc, char** argv) {
             }
           },
           "HOST:PORT"));
-  double timeout_s = 60;
-  app.add_option("--timeout", timeout_s, "seconds to wait for the rendezvous and for every rank (default 60)")
+  double timeout_s = 30;
+  app.add_option("--timeout", timeout_s,
+                 "seconds to wait for the rendezvous, for every rank, and for progress on a link before the job fails "
+                 "naming the rank (default 30); a rank that dies is detected at once")
       ->check(CLI::Range(0.1, 86400.0));
   app.parse_complete_callback(
       [&] { context.session.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000)); });

@@ -78,3 +78,69 @@ TEST_CASE("an unreachable rendezvous fails within the timeout, saying where", "[
   CHECK_THROWS_WITH(connect_store([] { auto c = rank_of(1, 2, 1); c.rendezvous_host = "no-such-host.invalid"; return c; }(), 300ms),
                     Catch::Contains("cannot resolve no-such-host.invalid"));
 }
+
+TEST_CASE("barriers and all_gathers are reusable under one name: each call is a new generation", "[store]") {
+  const int port = free_local_port(), size = 4;
+  std::vector<std::vector<std::vector<std::string>>> gathered(size);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < size; ++r)
+    ranks.emplace_back([&, r] {
+      auto store = connect_store(rank_of(r, size, port), 10s);
+      for (int round = 0; round < 5; ++round) {
+        store->barrier("step");
+        gathered[static_cast<std::size_t>(r)].push_back(store->all_gather("values", std::to_string(round * 10 + r)));
+      }
+      store->barrier("step");
+    });
+  for (auto& t : ranks) t.join();
+  for (int r = 0; r < size; ++r) {
+    REQUIRE(gathered[static_cast<std::size_t>(r)].size() == 5);
+    for (int round = 0; round < 5; ++round)
+      CHECK(gathered[static_cast<std::size_t>(r)][static_cast<std::size_t>(round)] ==
+            std::vector<std::string>{std::to_string(round * 10), std::to_string(round * 10 + 1), std::to_string(round * 10 + 2),
+                                     std::to_string(round * 10 + 3)});
+  }
+}
+
+TEST_CASE("scoped views keep their users' keys apart on one store", "[store]") {
+  const int port = free_local_port();
+  std::vector<std::string> seen(2);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r)
+    ranks.emplace_back([&, r] {
+      auto store = connect_store(rank_of(r, 2, port), 10s);
+      auto bench = store->scoped("bench");
+      auto train = store->scoped("train");
+      if (r == 0) {
+        bench->set("id", "for bench");
+        train->set("id", "for train");
+      }
+      // Same gather name in two scopes: two separate exchanges.
+      const auto a = bench->all_gather("hosts", "b" + std::to_string(r));
+      const auto b = train->all_gather("hosts", "t" + std::to_string(r));
+      seen[static_cast<std::size_t>(r)] = bench->get("id") + "|" + train->get("id") + "|" + store->get("bench/id") + "|" + a[1] + b[1];
+      store->barrier("end");
+    });
+  for (auto& t : ranks) t.join();
+  CHECK(seen[0] == "for bench|for train|for bench|b1t1");
+  CHECK(seen[1] == seen[0]);
+  const int lone = free_local_port();
+  auto store = connect_store(rank_of(0, 1, lone), 2s);
+  CHECK_THROWS_WITH(store->scoped("a/b"), Catch::Contains("without '/'"));
+}
+
+TEST_CASE("a process can open a store, use it, close it, and open another", "[store]") {
+  for (int round = 0; round < 3; ++round) {
+    const int port = free_local_port();
+    std::vector<std::thread> ranks;
+    std::vector<std::string> got(3);
+    for (int r = 0; r < 3; ++r)
+      ranks.emplace_back([&, r] {
+        auto store = connect_store(rank_of(r, 3, port), 10s);
+        got[static_cast<std::size_t>(r)] = store->all_gather("x", std::to_string(round))[2];
+        store->barrier("end");
+      });
+    for (auto& t : ranks) t.join();
+    CHECK(got == std::vector<std::string>(3, std::to_string(round)));
+  }
+}

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <fstream>
 #include <numeric>
 
@@ -229,11 +230,18 @@ class Runner {
     for (int i = 0; i < o_.warmup; ++i) launch(shape, type, op, in_place)->wait();
     comm_.barrier();
     const auto start = std::chrono::steady_clock::now();
-    std::vector<std::unique_ptr<comm::Request>> pending;
+    // At most kInFlight calls queued: the same pipelining as unbounded (calls run in issue order),
+    // bounded memory for a large -n, and a failure stops the loop within a few calls.
+    constexpr std::size_t kInFlight = 64;
+    std::deque<std::unique_ptr<comm::Request>> pending;
     for (int i = 0; i < o_.iters; ++i) {
       auto request = launch(shape, type, op, in_place);
       if (o_.blocking) request->wait();
       else pending.push_back(std::move(request));
+      if (pending.size() > kInFlight) {
+        pending.front()->wait();
+        pending.pop_front();
+      }
     }
     for (auto& request : pending) request->wait();
     comm_.synchronize();
@@ -358,7 +366,8 @@ void register_bench(CLI::App& app, CommandContext& context) {
   auto o = std::make_shared<BenchOptions>();
   CLI::App* bench = app.add_subcommand("bench",
       "Collective benchmark in the nccl-tests format: NCCL on GPUs, libfabric on host memory. Run one rank per GPU "
-      "(srun -n N, or --np N before 'bench'). Exit codes as nccl-tests: 0 ok, 2 CUDA, 3 communication, 4 timeout, "
+      "(srun -n N, or --np N before 'bench'). Exit codes as nccl-tests: 0 ok, 2 CUDA, 3 communication (a peer rank "
+      "died or failed), 4 timeout (a rank, a link or the rendezvous silent for --timeout), "
       "6 usage, 7 wrong results or average bus bandwidth under 0.9 x --min-busbw / NCCL_TESTS_MIN_BW.");
   bench->add_option("collective", o->collective, "all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv (or all_reduce_perf ...)")->required();
   bench->add_option("-b,--minbytes", o->min_bytes, "smallest size in bytes, K/M/G suffixes (default 32M)");
@@ -389,7 +398,13 @@ void register_bench(CLI::App& app, CommandContext& context) {
     } catch (const std::invalid_argument& e) {
       std::fprintf(stderr, "gpudirect bench: %s\n", e.what());
       exit_code = kExitUsage;
+    } catch (const bootstrap::PeerFailure& e) {
+      std::fprintf(stderr, "gpudirect bench: %s\n", e.what());
+      exit_code = kExitComm;
     } catch (const bootstrap::StoreError& e) {
+      std::fprintf(stderr, "gpudirect bench: %s\n", e.what());
+      exit_code = kExitTimeout;
+    } catch (const comm::CommTimeout& e) {
       std::fprintf(stderr, "gpudirect bench: %s\n", e.what());
       exit_code = kExitTimeout;
     } catch (const comm::CommError& e) {

@@ -136,7 +136,9 @@ int spawn_local_ranks(int ranks, const std::vector<std::string>& argv) {
         const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         if (code != 0 && first_failure == 0) {
           first_failure = code;
-          kill_at = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+          // The others learn of it through the rendezvous and stop by themselves; a short grace
+          // lets them print why, then whatever is left is stopped.
+          kill_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(1300);
           std::fprintf(stderr, "gpudirect-launch: rank %d exited with code %d\n", r, code);
         }
       }
@@ -147,7 +149,7 @@ int spawn_local_ranks(int ranks, const std::vector<std::string>& argv) {
     if (failing && !terminated && std::chrono::steady_clock::now() >= kill_at) {
       for (auto& c : children) if (!c.done) ::kill(c.pid, SIGTERM);
       terminated = true;
-      kill_at = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+      kill_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
     } else if (terminated && !killed && std::chrono::steady_clock::now() >= kill_at) {
       for (auto& c : children) if (!c.done) ::kill(c.pid, SIGKILL);
       killed = true;

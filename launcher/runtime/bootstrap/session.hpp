@@ -13,7 +13,7 @@ namespace gpudirect::bootstrap {
 // Plain options, filled by whoever owns the command line (main.cpp) and passed in.
 struct SessionOptions {
   std::string rendezvous;                    // "HOST:PORT" overrides the derived rendezvous; "" keeps it
-  std::chrono::milliseconds timeout{60000};  // bounds the rendezvous and every store wait
+  std::chrono::milliseconds timeout{30000};  // bounds the rendezvous and every store wait
 };
 
 struct HostPort {

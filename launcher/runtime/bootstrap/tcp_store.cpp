@@ -1,6 +1,8 @@
-// The rendezvous store over TCP: rank 0 serves from a thread (poll loop), every rank is a client.
-// Wire format: u32 length, then op byte, u32 key length, key, value. GET is answered when the key
-// exists; the client bounds every wait with its deadline, so nothing can hang forever.
+// The rendezvous store over TCP: rank 0 serves from a thread (one poll loop, non-blocking sockets),
+// every rank is a client with two connections: one for requests, one that stays open as the
+// liveness channel (see store.hpp for the contracts).
+// Request: u32 length, op byte, u32 key length, key, value. Reply: u32 length, status byte
+// ('+' ok, '-' the request was rejected, '!' the job was aborted), payload.
 #include "bootstrap/store.hpp"
 
 #include <fcntl.h>
@@ -13,22 +15,40 @@
 
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
+#include <exception>
 #include <map>
+#include <mutex>
+#include <set>
 #include <thread>
 
 namespace gpudirect::bootstrap {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-enum Op : char { kSet = 'S', kGet = 'G', kTryGet = 'T', kAdd = 'A' };
+enum Op : char { kSet = 'S', kGet = 'G', kTryGet = 'T', kAdd = 'A', kHello = 'H', kBye = 'B', kAbort = 'X' };
+enum Status : char { kOk = '+', kRejected = '-', kAborted = '!' };
+
+// Bounds on what one peer may make rank 0 hold: a frame, and replies it has not read yet.
+constexpr std::uint32_t kMaxFrame = 64u << 20;
+constexpr std::size_t kMaxBacklog = 256u << 20;
+
+std::string frame(char first, const std::string& rest) {
+  const auto size = static_cast<std::uint32_t>(1 + rest.size());
+  return std::string(reinterpret_cast<const char*>(&size), 4) + first + rest;
+}
 
 std::string encode(char op, const std::string& key, const std::string& value) {
-  std::string body(1, op);
   const auto key_size = static_cast<std::uint32_t>(key.size());
-  body.append(reinterpret_cast<const char*>(&key_size), 4).append(key).append(value);
-  const auto size = static_cast<std::uint32_t>(body.size());
-  return std::string(reinterpret_cast<const char*>(&size), 4) + body;
+  return frame(op, std::string(reinterpret_cast<const char*>(&key_size), 4) + key + value);
+}
+
+// Strict decimal integer: the whole text, nothing else.
+bool parse_integer(const std::string& text, long long& out) {
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, out);
+  return ec == std::errc() && ptr == end && !text.empty();
 }
 
 int remaining_ms(Clock::time_point deadline) {
@@ -36,7 +56,7 @@ int remaining_ms(Clock::time_point deadline) {
   return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 1 << 30));
 }
 
-// Writes all of `data` or throws; `what` names the peer for the message.
+// Writes all of `data` on a blocking socket or throws; `what` names the peer for the message.
 void write_all(int fd, const std::string& data, const std::string& what) {
   std::size_t done = 0;
   while (done < data.size()) {
@@ -47,17 +67,22 @@ void write_all(int fd, const std::string& data, const std::string& what) {
   }
 }
 
-// Reads exactly `size` bytes before `deadline`; false on timeout.
-bool read_exact(int fd, char* out, std::size_t size, Clock::time_point deadline, const std::string& what) {
+// Reads exactly `size` bytes before `deadline`, polling in short slices so that `stop()` (an
+// abort, a shutdown) ends the wait early. false on timeout or when stop() said so; throws on EOF.
+template <typename Stop>
+bool read_exact(int fd, char* out, std::size_t size, Clock::time_point deadline, const std::string& what, Stop stop) {
   std::size_t done = 0;
   while (done < size) {
     pollfd p{fd, POLLIN, 0};
-    const int ready = ::poll(&p, 1, remaining_ms(deadline));
+    const int ready = ::poll(&p, 1, std::min(remaining_ms(deadline), 50));
     if (ready < 0 && errno == EINTR) continue;
-    if (ready == 0) return false;
+    if (ready == 0) {
+      if (Clock::now() >= deadline || stop()) return false;
+      continue;
+    }
     const ssize_t n = ::recv(fd, out + done, size - done, 0);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw StoreError("lost the connection to " + what + " (did rank 0 exit?)");
+    if (n <= 0) throw StoreError("lost the connection to " + what);
     done += static_cast<std::size_t>(n);
   }
   return true;
@@ -65,7 +90,7 @@ bool read_exact(int fd, char* out, std::size_t size, Clock::time_point deadline,
 
 class Server {
  public:
-  Server(int port, int expected_clients) : expected_clients_(expected_clients) {
+  Server(int port, int ranks, std::string host) : ranks_(ranks), host_(std::move(host)) {
     listen_fd_ = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (listen_fd_ < 0) throw StoreError(std::string("cannot create the rendezvous socket: ") + std::strerror(errno));
     const int on = 1, off = 0;
@@ -91,124 +116,200 @@ class Server {
     ::close(listen_fd_);
   }
 
-  // Until every client that ever connected has said goodbye, or the deadline.
-  void wait_for_clients(Clock::time_point deadline) {
-    while (Clock::now() < deadline && (closed_ < expected_clients_ || open_ > 0))
+  // Until every rank has said goodbye, the job was aborted, or the deadline.
+  void wait_for_ranks(Clock::time_point deadline) {
+    while (Clock::now() < deadline && finished_ < ranks_ && !aborted_)
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
 
  private:
   struct Client {
-    std::string in;
+    std::string in, out;
+    int rank = -1;  // set by hello: this is a rank's liveness connection
+    std::string host;
+    bool bye = false;
   };
 
   void loop() {
     while (!stop_) {
       std::vector<pollfd> fds{{listen_fd_, POLLIN, 0}};
-      for (auto& [fd, client] : clients_) fds.push_back({fd, POLLIN, 0});
+      for (auto& [fd, client] : clients_) fds.push_back({fd, static_cast<short>(POLLIN | (client.out.empty() ? 0 : POLLOUT)), 0});
       if (::poll(fds.data(), fds.size(), 20) <= 0) continue;
-      if (fds[0].revents & POLLIN) {
-        const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-        if (fd >= 0) {
-          const int on = 1;
-          ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-          clients_[fd];
-          ++open_;
-        }
+      if (fds[0].revents & POLLIN) accept_client();
+      for (std::size_t i = 1; i < fds.size(); ++i) {
+        const int fd = fds[i].fd;
+        if (!clients_.count(fd) || doomed_.count(fd)) continue;
+        if (fds[i].revents & POLLOUT) flush(fd);
+        if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) serve(fd);
       }
-      for (std::size_t i = 1; i < fds.size(); ++i)
-        if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) serve(fds[i].fd);
+      // Dropping a rank publishes an abort, which may doom more clients that cannot take it.
+      while (!doomed_.empty()) {
+        const auto [fd, why] = *doomed_.begin();
+        doomed_.erase(doomed_.begin());
+        drop(fd, why);
+      }
     }
   }
 
-  void drop(int fd) {
+  void accept_client() {
+    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) return;
+    const int on = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    clients_[fd];
+  }
+
+  // Marks a client for closing at the end of this turn; `why` becomes the abort if it is a rank.
+  void doom(int fd, const std::string& why) { doomed_.emplace(fd, why); }
+
+  void drop(int fd, const std::string& why) {
+    auto it = clients_.find(fd);
+    if (it == clients_.end()) return;
+    const Client client = std::move(it->second);
     ::close(fd);
-    clients_.erase(fd);
+    clients_.erase(it);
     std::erase_if(waiting_, [fd](const auto& w) { return w.second == fd; });
-    --open_;
-    ++closed_;
+    if (client.rank >= 0 && !client.bye) {
+      ++finished_;
+      publish("rank " + std::to_string(client.rank) + " on " + client.host + " " + why);
+    }
   }
 
-  void reply(int fd, const std::string& value) {
-    const auto size = static_cast<std::uint32_t>(value.size());
-    try {
-      write_all(fd, std::string(reinterpret_cast<const char*>(&size), 4) + value, "a client");
-    } catch (const StoreError&) {
-      drop(fd);
+  // Tells every rank (liveness connections and pending gets) that the job is over. First wins.
+  void publish(const std::string& message) {
+    if (aborted_) return;
+    abort_message_ = message;
+    aborted_ = true;
+    for (auto& [fd, client] : clients_)
+      if (client.rank >= 0 && !client.bye) send_frame(fd, kAborted, message);
+    for (const auto& [key, fd] : waiting_) send_frame(fd, kAborted, message);
+    waiting_.clear();
+  }
+
+  void send_frame(int fd, char status, const std::string& payload) {
+    if (doomed_.count(fd)) return;
+    clients_[fd].out += frame(status, payload);
+    flush(fd);
+  }
+
+  void flush(int fd) {
+    std::string& out = clients_[fd].out;
+    while (!out.empty()) {
+      const ssize_t n = ::send(fd, out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      if (n <= 0) {
+        doom(fd, "lost its connection to the rendezvous (" + std::string(std::strerror(errno)) + ")");
+        return;
+      }
+      out.erase(0, static_cast<std::size_t>(n));
     }
+    if (out.size() > kMaxBacklog) doom(fd, "stopped reading from the rendezvous (over 256 MiB of replies unread)");
+  }
+
+  // A protocol violation: say why to the client (it may not listen), then drop it.
+  void reject(int fd, const std::string& why) {
+    send_frame(fd, kRejected, "gpudirect rendezvous: " + why);
+    doom(fd, "sent a malformed message to the rendezvous: " + why);
   }
 
   void serve(int fd) {
     char buffer[65536];
-    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    const ssize_t n = ::recv(fd, buffer, sizeof buffer, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
     if (n <= 0) {
-      drop(fd);
+      doom(fd, "is gone: its connection to the rendezvous closed without a goodbye (killed, crashed, or exited on an error; see its output)");
       return;
     }
     std::string& in = clients_[fd].in;
     in.append(buffer, static_cast<std::size_t>(n));
-    while (in.size() >= 4) {
+    while (in.size() >= 4 && !doomed_.count(fd)) {
       std::uint32_t size = 0;
       std::memcpy(&size, in.data(), 4);
-      if (in.size() < 4 + size) break;
-      const std::string body = in.substr(4, size);
-      in.erase(0, 4 + size);
-      if (body.size() < 5) {
-        drop(fd);
-        return;
-      }
+      if (size > kMaxFrame) return reject(fd, "a frame of " + std::to_string(size) + " bytes is over the limit of " + std::to_string(kMaxFrame) + " bytes");
+      if (size < 5) return reject(fd, "a frame of " + std::to_string(size) + " bytes is too short for a request (op and key length)");
+      if (in.size() < 4 + static_cast<std::size_t>(size)) break;
       std::uint32_t key_size = 0;
-      std::memcpy(&key_size, body.data() + 1, 4);
-      if (5 + key_size > body.size()) {
-        drop(fd);
-        return;
+      std::memcpy(&key_size, in.data() + 5, 4);
+      if (key_size > size - 5) return reject(fd, "a key of " + std::to_string(key_size) + " bytes runs past its frame of " + std::to_string(size) + " bytes");
+      const char op = in[4];
+      std::string key = in.substr(9, key_size);
+      std::string value = in.substr(9 + key_size, size - 5 - key_size);
+      in.erase(0, 4 + static_cast<std::size_t>(size));
+      try {
+        handle(fd, op, key, value);
+      } catch (const std::exception& e) {
+        return reject(fd, std::string("cannot serve the request: ") + e.what());
       }
-      handle(fd, body[0], body.substr(5, key_size), body.substr(5 + key_size));
-      if (!clients_.count(fd)) return;
     }
   }
 
   void handle(int fd, char op, const std::string& key, const std::string& value) {
+    Client& client = clients_[fd];
     switch (op) {
       case kSet: {
         data_[key] = value;
-        reply(fd, "");
-        for (auto it = waiting_.begin(); it != waiting_.end();) {
-          if (it->first == key) {
-            const int waiter = it->second;
-            it = waiting_.erase(it);
-            reply(waiter, value);
-          } else {
-            ++it;
-          }
-        }
+        send_frame(fd, kOk, "");
+        std::vector<int> woken;
+        std::erase_if(waiting_, [&](const auto& w) { return w.first == key && (woken.push_back(w.second), true); });
+        for (const int waiter : woken) send_frame(waiter, kOk, value);
         break;
       }
       case kGet:
-        if (auto it = data_.find(key); it != data_.end()) reply(fd, it->second);
+        if (auto it = data_.find(key); it != data_.end()) send_frame(fd, kOk, it->second);
+        else if (aborted_) send_frame(fd, kAborted, abort_message_);
         else waiting_.emplace_back(key, fd);
         break;
       case kTryGet:
-        if (auto it = data_.find(key); it != data_.end()) reply(fd, "1" + it->second);
-        else reply(fd, "0");
+        if (auto it = data_.find(key); it != data_.end()) send_frame(fd, kOk, "1" + it->second);
+        else send_frame(fd, kOk, "0");
         break;
       case kAdd: {
-        const long long next = (data_.count(key) ? std::stoll(data_[key]) : 0) + std::stoll(value);
-        data_[key] = std::to_string(next);
-        reply(fd, data_[key]);
+        long long step = 0, current = 0;
+        if (!parse_integer(value, step)) return reject(fd, "add to '" + key + "': '" + value + "' is not an integer");
+        if (auto it = data_.find(key); it != data_.end() && !parse_integer(it->second, current))
+          return reject(fd, "add to '" + key + "': the key holds a value that is not an integer");
+        data_[key] = std::to_string(current + step);
+        send_frame(fd, kOk, data_[key]);
         break;
       }
-      default:
-        drop(fd);
+      case kHello: {
+        long long rank = -1;
+        if (!parse_integer(key, rank) || rank < 0 || rank >= ranks_)
+          return reject(fd, "hello from rank '" + key + "': expected 0.." + std::to_string(ranks_ - 1) + " (is another job using this port?)");
+        client.rank = static_cast<int>(rank);
+        client.host = value;
+        data_["rank-hosts/" + key] = value;  // for messages about a rank that is late
+        if (aborted_) send_frame(fd, kAborted, abort_message_);
+        else send_frame(fd, kOk, host_);
+        break;
+      }
+      case kBye:
+        if (client.rank < 0) return reject(fd, "goodbye before hello");
+        if (!client.bye) ++finished_;
+        client.bye = true;
+        break;
+      case kAbort:
+        if (client.rank < 0) return reject(fd, "abort before hello");
+        publish(value);
+        break;
+      default: {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "0x%02x", static_cast<unsigned>(static_cast<unsigned char>(op)));
+        return reject(fd, std::string("unknown operation ") + hex + " (a client of another version, or not a gpudirect-launch rank)");
+      }
     }
   }
 
   int listen_fd_ = -1;
-  int expected_clients_ = 0;
+  const int ranks_;
+  const std::string host_;
   std::atomic<bool> stop_{false};
-  std::atomic<int> open_{0};
-  std::atomic<int> closed_{0};
+  std::atomic<int> finished_{0};
+  std::atomic<bool> aborted_{false};
+  std::string abort_message_;
   std::map<int, Client> clients_;
+  std::map<int, std::string> doomed_;
   std::map<std::string, std::string> data_;
   std::vector<std::pair<std::string, int>> waiting_;
   std::thread thread_;
@@ -216,16 +317,35 @@ class Server {
 
 class TcpStore final : public Store {
  public:
-  TcpStore(const LaunchContext& context, std::chrono::milliseconds timeout) : context_(context), timeout_(timeout) {
+  TcpStore(const LaunchContext& context, std::chrono::milliseconds timeout)
+      : context_(context), timeout_(timeout), signal_(std::make_shared<AbortSignal>()) {
     where_ = context.rendezvous_host + ":" + std::to_string(context.rendezvous_port);
-    if (context.rank == 0) server_ = std::make_unique<Server>(context.rendezvous_port, context.size);
-    connect_to_server();
+    server_host_ = "host " + context.rendezvous_host;
+    if (context.rank == 0) server_ = std::make_unique<Server>(context.rendezvous_port, context.size, context.hostname);
+    try {
+      fd_ = connect_to_server();
+      watch_fd_ = connect_to_server();
+      server_host_ = exchange(watch_fd_, encode(kHello, std::to_string(context.rank), context.hostname), "hello");
+    } catch (...) {
+      if (fd_ >= 0) ::close(fd_);
+      if (watch_fd_ >= 0) ::close(watch_fd_);
+      throw;
+    }
+    watcher_ = std::thread([this] { watch(); });
   }
 
   ~TcpStore() override {
-    if (fd_ >= 0) ::close(fd_);
+    closing_ = true;
+    // A rank leaving on an exception, or after an abort, says no goodbye: rank 0 then tells the
+    // others it is gone instead of letting them wait for it.
+    const bool clean = std::uncaught_exceptions() == 0 && !signal_->raised();
+    if (clean) send_on_watch(encode(kBye, "", ""));
+    ::shutdown(watch_fd_, SHUT_RDWR);
+    watcher_.join();
+    ::close(watch_fd_);
+    ::close(fd_);
     // Rank 0 keeps serving until the others have left, so nobody loses the store mid-call.
-    if (server_) server_->wait_for_clients(Clock::now() + timeout_);
+    if (server_ && clean) server_->wait_for_ranks(Clock::now() + timeout_);
   }
 
   void set(const std::string& key, const std::string& value) override { call(kSet, key, value, "set " + key); }
@@ -233,37 +353,90 @@ class TcpStore final : public Store {
   std::string get(const std::string& key) override { return call(kGet, key, "", "the key '" + key + "'"); }
 
   void barrier(const std::string& name) override {
-    const std::string count_key = "barrier/" + name + "/count";
-    const long long arrived = std::stoll(call(kAdd, count_key, "1", "barrier " + name));
-    if (arrived == context_.size) call(kSet, "barrier/" + name + "/done", "", "barrier " + name);
+    const std::string base = "barrier/" + name + "/" + std::to_string(generation(name, 'b'));
+    const long long arrived = std::stoll(call(kAdd, base + "/count", "1", "barrier " + name));
+    if (arrived == context_.size) call(kSet, base + "/done", "", "barrier " + name);
     try {
-      call(kGet, "barrier/" + name + "/done", "", "barrier " + name);
+      call(kGet, base + "/done", "", "barrier " + name);
+    } catch (const PeerFailure&) {
+      throw;
     } catch (const StoreError&) {
-      const std::string now = call(kTryGet, count_key, "", "barrier " + name);
+      const std::string now = call(kTryGet, base + "/count", "", "barrier " + name);
       throw StoreError("barrier '" + name + "': only " + now.substr(1) + " of " + std::to_string(context_.size) +
                        " ranks arrived within " + seconds() + " (rank " + std::to_string(context_.rank) +
-                       "): a rank failed or is stuck; check the other ranks' output");
+                       "): a rank failed, is stuck, or never started; check the other ranks' output");
     }
   }
 
   std::vector<std::string> all_gather(const std::string& name, const std::string& value) override {
-    set("gather/" + name + "/" + std::to_string(context_.rank), value);
+    const std::string base = "gather/" + name + "/" + std::to_string(generation(name, 'g')) + "/";
+    set(base + std::to_string(context_.rank), value);
     std::vector<std::string> out;
     for (int r = 0; r < context_.size; ++r) {
       try {
-        out.push_back(get("gather/" + name + "/" + std::to_string(r)));
+        out.push_back(get(base + std::to_string(r)));
+      } catch (const PeerFailure&) {
+        throw;
       } catch (const StoreError&) {
+        const std::string host = call(kTryGet, "rank-hosts/" + std::to_string(r), "", "the host of rank " + std::to_string(r));
         throw StoreError("all_gather '" + name + "': rank " + std::to_string(r) + " of " + std::to_string(context_.size) +
-                         " did not contribute within " + seconds() + ": it failed, is stuck, or runs another command");
+                         (host[0] == '1' ? " on " + host.substr(1) + " did not contribute within " + seconds() +
+                                               ": it failed, is stuck, or runs another command"
+                                         : " never reached the rendezvous within " + seconds() +
+                                               ": it did not start, or started late or elsewhere (check its output and --rendezvous)"));
       }
     }
     return out;
   }
 
+  void abort(const std::string& reason) override {
+    signal_->raise(reason);
+    send_on_watch(encode(kAbort, "", reason));
+  }
+
+  std::shared_ptr<AbortSignal> abort_signal() override { return signal_; }
+
  private:
   std::string seconds() const { return std::to_string(static_cast<double>(timeout_.count()) / 1000.0).substr(0, 4) + " s"; }
 
-  void connect_to_server() {
+  std::string server_gone() const {
+    return "rank 0 on " + server_host_ +
+           " (the rendezvous server) is gone: its connection closed (killed, crashed, or exited on an error; see its output)";
+  }
+
+  unsigned long generation(const std::string& name, char kind) {
+    std::lock_guard lock(mutex_);
+    return generations_[kind + name]++;
+  }
+
+  void send_on_watch(const std::string& data) {
+    std::lock_guard lock(watch_write_mutex_);
+    try {
+      write_all(watch_fd_, data, "the rendezvous");
+    } catch (const StoreError&) {
+      // The server is gone: the watcher reports that.
+    }
+  }
+
+  // The liveness connection: blocks until rank 0 announces an abort or goes away.
+  void watch() {
+    const std::string what = "rank 0 on " + server_host_;
+    try {
+      for (;;) {
+        std::uint32_t size = 0;
+        const auto forever = Clock::now() + std::chrono::hours(24 * 365);
+        if (!read_exact(watch_fd_, reinterpret_cast<char*>(&size), 4, forever, what, [this] { return closing_.load(); })) return;
+        if (size == 0 || size > kMaxFrame) throw StoreError("malformed message from the rendezvous");
+        std::string body(size, '\0');
+        if (!read_exact(watch_fd_, body.data(), size, forever, what, [this] { return closing_.load(); })) return;
+        if (body[0] == kAborted) signal_->raise(body.substr(1));
+      }
+    } catch (const StoreError&) {
+      if (!closing_) signal_->raise(server_gone());
+    }
+  }
+
+  int connect_to_server() {
     const auto deadline = Clock::now() + timeout_;
     auto backoff = std::chrono::milliseconds(20);
     std::string last_error = "no attempt";
@@ -272,6 +445,7 @@ class TcpStore final : public Store {
       hints.ai_family = AF_UNSPEC;
       hints.ai_socktype = SOCK_STREAM;
       addrinfo* found = nullptr;
+      int connected = -1;
       const int rc = ::getaddrinfo(context_.rendezvous_host.c_str(), std::to_string(context_.rendezvous_port).c_str(), &hints, &found);
       if (rc != 0) {
         last_error = std::string("cannot resolve ") + context_.rendezvous_host + ": " + ::gai_strerror(rc);
@@ -282,7 +456,7 @@ class TcpStore final : public Store {
           if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
             const int on = 1;
             ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-            fd_ = fd;
+            connected = fd;
             break;
           }
           last_error = std::strerror(errno);
@@ -290,7 +464,7 @@ class TcpStore final : public Store {
         }
         ::freeaddrinfo(found);
       }
-      if (fd_ >= 0) return;
+      if (connected >= 0) return connected;
       if (Clock::now() + backoff >= deadline)
         throw StoreError("cannot reach the rendezvous at " + where_ + " after " + seconds() + " (rank " +
                          std::to_string(context_.rank) + " of " + std::to_string(context_.size) + ", " + last_error +
@@ -300,24 +474,58 @@ class TcpStore final : public Store {
     }
   }
 
-  std::string call(char op, const std::string& key, const std::string& value, const std::string& what) {
-    write_all(fd_, encode(op, key, value), "the rendezvous at " + where_);
+  // One request and its reply on `fd`; an abort (announced or seen) ends the wait with PeerFailure.
+  std::string exchange(int fd, const std::string& request, const std::string& what) {
+    if (signal_->raised()) throw PeerFailure(signal_->message());
     const auto deadline = Clock::now() + timeout_;
+    const auto stop = [this] { return signal_->raised(); };
     std::uint32_t size = 0;
-    if (!read_exact(fd_, reinterpret_cast<char*>(&size), 4, deadline, "the rendezvous at " + where_))
-      throw StoreError("timed out after " + seconds() + " waiting for " + what + " at " + where_ + " (rank " +
-                       std::to_string(context_.rank) + ")");
-    std::string reply(size, '\0');
-    if (size > 0 && !read_exact(fd_, reply.data(), size, deadline, "the rendezvous at " + where_))
-      throw StoreError("timed out reading " + what + " from " + where_);
-    return reply;
+    std::string reply;
+    try {
+      write_all(fd, request, "the rendezvous at " + where_);
+      if (!read_exact(fd, reinterpret_cast<char*>(&size), 4, deadline, where_, stop)) {
+        if (signal_->raised()) throw PeerFailure(signal_->message());
+        throw StoreError("timed out after " + seconds() + " waiting for " + what + " at " + where_ + " (rank " +
+                         std::to_string(context_.rank) + ")");
+      }
+      if (size == 0 || size > (1u << 30)) throw StoreError("malformed reply from the rendezvous at " + where_ + " for " + what);
+      reply.assign(size, '\0');
+      if (!read_exact(fd, reply.data(), size, deadline, where_, stop)) {
+        if (signal_->raised()) throw PeerFailure(signal_->message());
+        throw StoreError("timed out reading " + what + " from " + where_);
+      }
+    } catch (const PeerFailure&) {
+      throw;
+    } catch (const StoreError&) {
+      if (Clock::now() >= deadline) throw;
+      // The connection closed: rank 0 is gone, or announced why on the liveness connection.
+      for (int i = 0; i < 20 && !signal_->raised(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      signal_->raise(server_gone());
+      throw PeerFailure(signal_->message());
+    }
+    if (reply[0] == kAborted) {
+      signal_->raise(reply.substr(1));
+      throw PeerFailure(signal_->message());
+    }
+    if (reply[0] == kRejected) throw StoreError(reply.substr(1) + " (rank " + std::to_string(context_.rank) + ", " + what + ")");
+    return reply.substr(1);
+  }
+
+  std::string call(char op, const std::string& key, const std::string& value, const std::string& what) {
+    std::lock_guard lock(mutex_call_);
+    return exchange(fd_, encode(op, key, value), what);
   }
 
   LaunchContext context_;
   std::chrono::milliseconds timeout_;
-  std::string where_;
+  std::string where_, server_host_;
   std::unique_ptr<Server> server_;
-  int fd_ = -1;
+  std::shared_ptr<AbortSignal> signal_;
+  int fd_ = -1, watch_fd_ = -1;
+  std::atomic<bool> closing_{false};
+  std::thread watcher_;
+  std::mutex mutex_, mutex_call_, watch_write_mutex_;
+  std::map<std::string, unsigned long> generations_;
 };
 
 }  // namespace

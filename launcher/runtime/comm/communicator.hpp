@@ -32,6 +32,12 @@ class CommError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// No progress within the timeout (a cut link, a stuck peer): nccl-tests calls this a timeout.
+class CommTimeout : public CommError {
+ public:
+  using CommError::CommError;
+};
+
 // Counts are elements per rank buffer, exactly as in nccl-tests/NCCL:
 //  all_reduce/broadcast/reduce: send and recv hold `count`;
 //  all_gather: send holds `count`, recv holds count*size;

@@ -13,7 +13,7 @@ namespace gpudirect::comm {
 
 struct CommunicatorOptions {
   std::string backend = "auto";              // "auto", "nccl" or "libfabric"
-  std::chrono::milliseconds timeout{60000};  // a peer silent for this long is an error
+  std::chrono::milliseconds timeout{30000};  // a peer silent for this long is an error
 };
 
 // Throws CommError (or std::invalid_argument) with the reason.

@@ -13,9 +13,11 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <set>
+#include <thread>
 #include <vector>
 
 namespace gpudirect::comm {
@@ -51,14 +53,16 @@ std::vector<char> from_hex(const std::string& text) {
 struct Operation {
   fi_context2 context;  // first: libfabric hands it back in the completion
   bool done = false;
+  int peer = -1;
 };
 
 class FabricTransport final : public Transport {
  public:
   FabricTransport(const bootstrap::LaunchContext& context, bootstrap::Store& store, const FabricOptions& options,
                   std::string* description)
-      : rank_(context.rank), size_(context.size), timeout_(options.timeout) {
-    const auto hosts = store.all_gather("fabric/hosts", context.hostname);
+      : rank_(context.rank), size_(context.size), timeout_(options.timeout), store_(store), abort_(store.abort_signal()) {
+    hosts_ = store.all_gather("fabric/hosts", context.hostname);
+    const auto& hosts = hosts_;
     const bool one_host = std::all_of(hosts.begin(), hosts.end(), [&](const std::string& h) { return h == hosts[0]; });
     std::string provider = options.provider;
     if (provider.empty() && std::getenv("FI_PROVIDER")) provider = std::getenv("FI_PROVIDER");
@@ -128,6 +132,45 @@ class FabricTransport final : public Transport {
 
   void exchange(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes,
                 std::uint32_t tag) override {
+    // After a failure the endpoint may still hold our earlier operations: never touch it again.
+    if (!broken_.empty()) throw CommError(broken_);
+    try {
+      exchange_or_throw(to, send, send_bytes, from, recv, recv_bytes, tag);
+    } catch (const CommTimeout& e) {
+      broken_ = e.what();
+      throw;
+    } catch (const CommError& e) {
+      broken_ = e.what();
+      throw;
+    }
+  }
+
+ private:
+  std::string who(int rank) const {
+    const auto r = static_cast<std::size_t>(rank);
+    return "rank " + std::to_string(rank) + " on " + (r < hosts_.size() ? hosts_[r] : std::string("?"));
+  }
+
+  std::string unreachable(int peer) const {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.1f", static_cast<double>(timeout_.count()) / 1000.0);
+    return who(peer) + " is unreachable from " + who(rank_) + ": no progress for " + seconds +
+           " s (--timeout); a link is down or the peer is stuck";
+  }
+
+  // A failure this rank saw first: tell every rank (so they stop too, with this message), unless
+  // the job is already aborting for a reason that explains ours (a dead peer closes its links).
+  [[noreturn]] void fail(const std::string& message, bool timeout) {
+    if (!timeout)
+      for (int i = 0; i < 100 && !abort_->raised(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (abort_->raised()) throw CommError(abort_->message());
+    store_.abort(message);
+    if (timeout) throw CommTimeout(message);
+    throw CommError(message);
+  }
+
+  void exchange_or_throw(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes,
+                         std::uint32_t tag) {
     const std::size_t send_chunks = to >= 0 && send_bytes ? (send_bytes + max_message_ - 1) / max_message_ : 0;
     const std::size_t recv_chunks = from >= 0 && recv_bytes ? (recv_bytes + max_message_ - 1) / max_message_ : 0;
     std::vector<Operation> ops(send_chunks + recv_chunks);
@@ -136,26 +179,29 @@ class FabricTransport final : public Transport {
     for (std::size_t c = 0; c < recv_chunks; ++c, ++op) {
       char* base = static_cast<char*>(recv) + c * max_message_;
       const std::size_t bytes = std::min(max_message_, recv_bytes - c * max_message_);
+      ops[op].peer = from;
       post([&] { return fi_trecv(ep_, base, bytes, nullptr, peers_[static_cast<std::size_t>(from)], full_tag(tag, from, c), 0, &ops[op].context); },
            "fi_trecv", from);
     }
     for (std::size_t c = 0; c < send_chunks; ++c, ++op) {
       const char* base = static_cast<const char*>(send) + c * max_message_;
       const std::size_t bytes = std::min(max_message_, send_bytes - c * max_message_);
+      ops[op].peer = to;
       post([&] { return fi_tsend(ep_, base, bytes, nullptr, peers_[static_cast<std::size_t>(to)], full_tag(tag, rank_, c), &ops[op].context); },
            "fi_tsend", to);
     }
     std::size_t outstanding = ops.size();
     auto last_progress = Clock::now();
     while (outstanding > 0) {
+      if (abort_->raised()) throw CommError(abort_->message());
       const std::size_t done = progress();
       if (done > 0) {
         last_progress = Clock::now();
         outstanding = static_cast<std::size_t>(std::count_if(ops.begin(), ops.end(), [](const Operation& o) { return !o.done; }));
       } else if (Clock::now() - last_progress > timeout_) {
-        throw CommError("libfabric: no progress for " + std::to_string(timeout_.count() / 1000) + " s exchanging with rank " +
-                        std::to_string(to >= 0 ? to : from) + " (rank " + std::to_string(rank_) +
-                        "): the peer may have failed; check its output");
+        // Name the peer we still wait for: the receive side first (the sender may be fine).
+        const auto waiting = std::find_if(ops.begin(), ops.end(), [](const Operation& o) { return !o.done; });
+        fail(unreachable(waiting->peer), true);
       } else {
         // Ranks often outnumber cores: let the peer run instead of spinning out our time slice.
         sched_yield();
@@ -163,7 +209,6 @@ class FabricTransport final : public Transport {
     }
   }
 
- private:
   // tag bits: user tag (32) | source rank (20) | chunk (12)
   static std::uint64_t full_tag(std::uint32_t tag, int source, std::size_t chunk) {
     return (static_cast<std::uint64_t>(tag) << 32) | (static_cast<std::uint64_t>(source & 0xfffff) << 12) | (chunk & 0xfff);
@@ -171,11 +216,13 @@ class FabricTransport final : public Transport {
 
   template <typename Post>
   void post(Post attempt, const char* what, int peer) {
+    const auto start = Clock::now();
     for (;;) {
       const ssize_t rc = attempt();
       if (rc == 0) return;
-      if (rc != -FI_EAGAIN) throw CommError("libfabric: " + fi_error(std::string(what) + " to/from rank " + std::to_string(peer), rc));
-      progress();
+      if (rc != -FI_EAGAIN) fail(who(peer) + ": " + fi_error(std::string(what) + " from " + who(rank_), rc), false);
+      if (abort_->raised()) throw CommError(abort_->message());
+      if (progress() == 0 && Clock::now() - start > timeout_) fail(unreachable(peer) + " (send queue full)", true);
     }
   }
 
@@ -190,14 +237,20 @@ class FabricTransport final : public Transport {
     if (n == -FI_EAVAIL) {
       fi_cq_err_entry error{};
       fi_cq_readerr(cq_, &error, 0);
-      throw CommError(std::string("libfabric: a transfer failed: ") + fi_cq_strerror(cq_, error.prov_errno, error.err_data, nullptr, 0) +
-                      " (" + fi_strerror(error.err) + ")");
+      const int peer = error.op_context ? reinterpret_cast<Operation*>(error.op_context)->peer : -1;
+      fail((peer >= 0 ? who(peer) : std::string("a peer")) + ": a transfer with it from " + who(rank_) + " failed: " +
+               fi_cq_strerror(cq_, error.prov_errno, error.err_data, nullptr, 0) + " (" + fi_strerror(error.err) + ")",
+           false);
     }
     throw CommError("libfabric: " + fi_error("fi_cq_read", n));
   }
 
   int rank_, size_;
   std::chrono::milliseconds timeout_;
+  bootstrap::Store& store_;  // outlives the transport (the session owns it)
+  std::shared_ptr<bootstrap::AbortSignal> abort_;
+  std::vector<std::string> hosts_;
+  std::string broken_;
   fi_info* info_ = nullptr;
   fid_fabric* fabric_ = nullptr;
   fid_domain* domain_ = nullptr;

@@ -15,7 +15,7 @@ namespace gpudirect::comm {
 struct FabricOptions {
   std::string provider;   // "" = FI_PROVIDER, else shm when every rank is on one host, else tcp;ofi_rxm
   std::string interface;  // "" = FI_TCP_IFACE, else the first of GPUDIRECT_NICS, else libfabric's choice
-  std::chrono::milliseconds timeout{60000};
+  std::chrono::milliseconds timeout{30000};  // no progress for this long: the peer is unreachable
 };
 
 std::unique_ptr<Transport> make_fabric_transport(const bootstrap::LaunchContext& context, bootstrap::Store& store,

@@ -48,27 +48,27 @@ class HostCommunicator final : public Communicator {
   std::string device_description() const override { return "host memory [" + description_ + "]"; }
 
   std::unique_ptr<Request> all_reduce(const void* s, void* r, std::size_t c, DataType t, ReduceOp op) override {
-    return submit([=, this] { collectives_.all_reduce(s, r, c, t, op); });
+    return submit(describe("all_reduce", c, t, name_of(op)), [=, this] { collectives_.all_reduce(s, r, c, t, op); });
   }
   std::unique_ptr<Request> all_gather(const void* s, void* r, std::size_t c, DataType t) override {
-    return submit([=, this] { collectives_.all_gather(s, r, c, t); });
+    return submit(describe("all_gather", c, t, nullptr), [=, this] { collectives_.all_gather(s, r, c, t); });
   }
   std::unique_ptr<Request> reduce_scatter(const void* s, void* r, std::size_t c, DataType t, ReduceOp op) override {
-    return submit([=, this] { collectives_.reduce_scatter(s, r, c, t, op); });
+    return submit(describe("reduce_scatter", c, t, name_of(op)), [=, this] { collectives_.reduce_scatter(s, r, c, t, op); });
   }
   std::unique_ptr<Request> broadcast(const void* s, void* r, std::size_t c, DataType t, int root) override {
     check_root(root);
-    return submit([=, this] { collectives_.broadcast(s, r, c, t, root); });
+    return submit(describe("broadcast", c, t, nullptr), [=, this] { collectives_.broadcast(s, r, c, t, root); });
   }
   std::unique_ptr<Request> reduce(const void* s, void* r, std::size_t c, DataType t, ReduceOp op, int root) override {
     check_root(root);
-    return submit([=, this] { collectives_.reduce(s, r, c, t, op, root); });
+    return submit(describe("reduce", c, t, name_of(op)), [=, this] { collectives_.reduce(s, r, c, t, op, root); });
   }
   std::unique_ptr<Request> alltoall(const void* s, void* r, std::size_t c, DataType t) override {
-    return submit([=, this] { collectives_.alltoall(s, r, c, t); });
+    return submit(describe("alltoall", c, t, nullptr), [=, this] { collectives_.alltoall(s, r, c, t); });
   }
   std::unique_ptr<Request> sendrecv(const void* s, void* r, std::size_t c, DataType t) override {
-    return submit([=, this] { collectives_.sendrecv(s, r, c, t); });
+    return submit(describe("sendrecv", c, t, nullptr), [=, this] { collectives_.sendrecv(s, r, c, t); });
   }
 
   void* allocate(std::size_t bytes) override {
@@ -88,19 +88,34 @@ class HostCommunicator final : public Communicator {
   }
   void copy_to_device(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
   void copy_to_host(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
-  void synchronize() override { submit([] {})->wait(); }
-  void barrier() override { submit([this] { collectives_.barrier(); })->wait(); }
+  void synchronize() override { submit("", [] {})->wait(); }
+  void barrier() override { submit("barrier", [this] { collectives_.barrier(); })->wait(); }
 
  private:
   void check_root(int root) const {
     if (root < 0 || root >= size()) throw CommError("root " + std::to_string(root) + " is not a rank (0.." + std::to_string(size() - 1) + ")");
   }
 
-  std::unique_ptr<Request> submit(std::function<void()> work) {
-    std::packaged_task<void()> task(std::move(work));
-    auto future = task.get_future();
+  // "all_reduce of 67108864 bytes (float sum)": what a failure message says this rank was doing.
+  static std::string describe(const char* collective, std::size_t count, DataType type, const char* op) {
+    return std::string(collective) + " of " + std::to_string(count * size_of(type)) + " bytes (" + name_of(type) +
+           (op ? std::string(" ") + op : std::string()) + ")";
+  }
+
+  // Failures name the call, so the one-line report says what the ranks were doing.
+  struct Task {
+    std::string what;
+    std::function<void()> work;
+    std::promise<void> done;
+  };
+
+  std::unique_ptr<Request> submit(std::string what, std::function<void()> work) {
+    Task task{std::move(what), std::move(work), {}};
+    auto future = task.done.get_future();
     {
       std::lock_guard lock(mutex_);
+      // A failed communicator refuses new work at once: a caller queueing many calls learns now.
+      if (failed_) std::rethrow_exception(failed_);
       queue_.push_back(std::move(task));
     }
     wake_.notify_one();
@@ -108,8 +123,9 @@ class HostCommunicator final : public Communicator {
   }
 
   void run() {
+    std::exception_ptr failed;  // once one call failed, the rest fail at once with its error
     for (;;) {
-      std::packaged_task<void()> task;
+      Task task;
       {
         std::unique_lock lock(mutex_);
         wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
@@ -117,8 +133,32 @@ class HostCommunicator final : public Communicator {
         task = std::move(queue_.front());
         queue_.pop_front();
       }
-      task();  // exceptions travel to the Request's wait()
+      if (failed) {
+        task.done.set_exception(failed);
+        continue;
+      }
+      run_one(task, failed);
+      if (failed) {
+        std::lock_guard lock(mutex_);
+        failed_ = failed;
+      }
     }
+  }
+
+  // Runs one call; a failure is named after the call and becomes `failed`.
+  static void run_one(Task& task, std::exception_ptr& failed) {
+    try {
+      task.work();
+      task.done.set_value();
+      return;
+    } catch (const CommTimeout& e) {
+      failed = std::make_exception_ptr(CommTimeout(std::string(e.what()) + (task.what.empty() ? "" : ", during " + task.what)));
+    } catch (const CommError& e) {
+      failed = std::make_exception_ptr(CommError(std::string(e.what()) + (task.what.empty() ? "" : ", during " + task.what)));
+    } catch (...) {
+      failed = std::current_exception();
+    }
+    task.done.set_exception(failed);
   }
 
   std::unique_ptr<Transport> transport_;
@@ -126,7 +166,8 @@ class HostCommunicator final : public Communicator {
   std::string description_;
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<std::packaged_task<void()>> queue_;
+  std::deque<Task> queue_;
+  std::exception_ptr failed_;
   std::map<void*, std::size_t> sizes_;
   bool stopping_ = false;
   std::thread worker_;

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# A dead or unreachable rank never hangs a job: under the real local Slurm across 2 namespace nodes
+# (kill -9 of one rank, a data link cut inside one node, a rank that never reaches the rendezvous)
+# and standalone with --np. Each case checks the exit status, the one-line report naming the rank
+# and its host (and the collective), and prints the time from the fault to the job's end.
+source "$(dirname "$0")/lib.sh"
+
+work=$CLUSTER_DIR/failure
+mkdir -p "$work"
+LAUNCH_REAL=$(readlink -f "$LAUNCH")
+BENCH=(bench all_reduce -b 16M -e 16M -n 100000 -w 1 -c 0)
+
+# PID of the gpudirect-launch process whose SLURM_PROCID (or --np rank) is $1.
+rank_pid() {
+  local p
+  for p in $(pgrep -f -- "bench all_reduce -b 16M"); do
+    [ "$(readlink -f /proc/"$p"/exe 2>/dev/null)" = "$LAUNCH_REAL" ] || continue
+    if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qxE "(SLURM_PROCID|GPUDIRECT_LAUNCH_RANK)=$1"; then echo "$p"; return; fi
+  done
+}
+
+# Waits until the benchmark's table header is out (every rank is up and collectives run).
+wait_running() {
+  local i
+  for i in $(seq 1 300); do
+    grep -q "(elements)" "$1" 2>/dev/null && { sleep 1; return 0; }
+    sleep 0.2
+  done
+  return 1
+}
+
+# elapsed START END: seconds with one decimal.
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+under() { awk -v t="$1" -v max="$2" 'BEGIN { exit !(t < max) }'; }
+
+# check NAME RC ELAPSED LOG PATTERN: non-zero exit, the report line, detection under 25 s.
+check() {
+  local name=$1 rc=$2 took=$3 log=$4 pattern=$5
+  echo "     $name: job ended ${took} s after the fault (exit $rc)"
+  if [ "$rc" -ne 0 ] && under "$took" 25 && grep -qE -- "$pattern" "$log"; then
+    pass "$name: exit $rc, detected in ${took} s, reported: $(grep -m1 -oE -- "$pattern" "$log")"
+  else
+    fail "$name (exit $rc after ${took} s, want non-zero under 25 s and /$pattern/)" "$(grep -v '^\(\[[0-9]\] \)\?#' "$log" | tail -8)"
+  fi
+}
+
+cluster_up
+
+# 1. kill -9 of rank 3 (node2) in the middle of all_reduce.
+log=$work/kill.log
+timeout 120 srun -N2 --ntasks-per-node=2 --gpu-direct=tcpxo "$LAUNCH" --timeout 20 "${BENCH[@]}" >"$log" 2>&1 &
+job=$!
+if wait_running "$log" && victim=$(rank_pid 3) && [ -n "$victim" ]; then
+  start=$EPOCHREALTIME
+  kill -9 "$victim"
+  wait $job
+  rc=$?
+  check "srun, kill -9 of rank 3" "$rc" "$(elapsed "$start" "$EPOCHREALTIME")" "$log" \
+    "rank 3 on node2 is gone: .*, during all_reduce of 16777216 bytes \(float sum\)"
+  reports=$(grep -c "gpudirect bench: rank 3 on node2 is gone" "$log")
+  expect_eq "srun, kill -9: each of the 3 other ranks prints one report line" 3 "$reports"
+else
+  fail "srun, kill -9: the benchmark did not start" "$(tail -8 "$log")"
+  kill $job 2>/dev/null; wait $job
+fi
+
+# 2. The data NIC of rank 0 (node1, enp6s0 with --gpu-direct=tcpxo) goes down mid-run.
+log=$work/link.log
+timeout 120 srun -N2 --ntasks-per-node=2 --gpu-direct=tcpxo "$LAUNCH" --timeout 5 "${BENCH[@]}" >"$log" 2>&1 &
+job=$!
+if wait_running "$log"; then
+  start=$EPOCHREALTIME
+  ip netns exec gd-node1 ip link set enp6s0 down
+  wait $job
+  rc=$?
+  ip netns exec gd-node1 ip link set enp6s0 up
+  check "srun, data link cut on node1 (enp6s0, --timeout 5)" "$rc" "$(elapsed "$start" "$EPOCHREALTIME")" "$log" \
+    "rank [0-3] on node[12]( is unreachable from rank [0-3] on node[12]: no progress for 5.0 s \(--timeout\)|: a transfer with it from rank [0-3] on node[12] failed).*, during all_reduce of 16777216 bytes"
+else
+  fail "srun, link cut: the benchmark did not start" "$(tail -8 "$log")"
+  kill $job 2>/dev/null; wait $job
+fi
+
+# 3. Rank 3 never reaches the rendezvous (it sleeps instead): the others give up after --timeout
+# naming it, and --kill-on-bad-exit ends the step.
+log=$work/absent.log
+start=$EPOCHREALTIME
+timeout 120 srun -N2 --ntasks-per-node=2 --kill-on-bad-exit=1 bash -c \
+  "if [ \"\$SLURM_PROCID\" = 3 ]; then exec sleep 100; fi; exec '$LAUNCH' --timeout 5 ${BENCH[*]}" >"$log" 2>&1
+rc=$?
+took=$(elapsed "$start" "$EPOCHREALTIME")
+check "srun, rank 3 never reaches the rendezvous (--timeout 5)" "$rc" "$took" "$log" \
+  "rank 3 of 4 never reached the rendezvous within 5.00 s"
+
+# 4. Standalone: kill -9 of one --np rank; the rest stop at once.
+log=$work/np.log
+timeout 120 "$LAUNCH" --np 4 --timeout 20 "${BENCH[@]}" >"$log" 2>&1 &
+job=$!
+if wait_running "$log" && victim=$(rank_pid 2) && [ -n "$victim" ]; then
+  start=$EPOCHREALTIME
+  kill -9 "$victim"
+  wait $job
+  rc=$?
+  check "--np 4, kill -9 of rank 2" "$rc" "$(elapsed "$start" "$EPOCHREALTIME")" "$log" "gpudirect-launch: rank 2 exited with code 137"
+  expect_contains "--np 4, kill -9: the others name rank 2 and the collective" \
+    "gpudirect bench: rank 2 on $(hostname) is gone" "$(cat "$log")"
+else
+  fail "--np 4, kill -9: the benchmark did not start" "$(tail -8 "$log")"
+  kill $job 2>/dev/null; wait $job
+fi
+
+summary
