@@ -155,13 +155,21 @@ void check_hwloc_objects(const std::string& path, const xmlNode* node) {
 // hwloc loads its plugins (hwloc_pci with libpciaccess, opencl, gl) with the first topology and
 // unloads them with the last. Reloading costs ~6 ms per load (an 8-GPU XML file takes 1.3 ms
 // instead of 8 ms when they stay), and every unload loses the ~1 KB libpciaccess still holds (ASan
-// reports it). One handle kept for the life of the process keeps them loaded.
+// reports it). One handle kept for the life of the process keeps them loaded; it is destroyed when
+// the plugin is unloaded (dlclose), so a reloaded plugin does not lose it each time.
 void keep_hwloc_plugins_loaded() {
-  static const hwloc_topology_t pin = [] {
+  struct Pin {
     hwloc_topology_t topology = nullptr;
-    return hwloc_topology_init(&topology) == 0 ? topology : nullptr;
-  }();
-  (void)pin;
+    Pin() {
+      if (hwloc_topology_init(&topology) != 0) topology = nullptr;
+    }
+    ~Pin() {
+      if (topology) hwloc_topology_destroy(topology);
+    }
+    Pin(const Pin&) = delete;
+    Pin& operator=(const Pin&) = delete;
+  };
+  static const Pin pin;
 }
 
 }  // namespace
