@@ -53,3 +53,7 @@ if(GPUDIRECT_HAVE_CUDA)
 else()
   message(STATUS "gpudirect-slurm: CUDA not used (GPUDIRECT_WITH_CUDA=${GPUDIRECT_WITH_CUDA}, no working nvcc found otherwise); NCCL backend OFF")
 endif()
+
+# CPU training: OpenBLAS (Debian libopenblas-dev) for the matrix products, OpenMP for the rest.
+pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
+find_package(OpenMP REQUIRED COMPONENTS CXX)

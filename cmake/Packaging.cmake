@@ -61,7 +61,7 @@ function(gpudirect_configure_package)
   install(FILES ${PROJECT_BINARY_DIR}/packaging/changelog.Debian.gz DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/gpudirect-slurm
           COMPONENT debian EXCLUDE_FROM_ALL)
   configure_file(${PROJECT_SOURCE_DIR}/cmake/packaging/conffiles.in ${PROJECT_BINARY_DIR}/packaging/control/conffiles @ONLY)
-  file(COPY ${PROJECT_SOURCE_DIR}/cmake/packaging/postrm DESTINATION ${PROJECT_BINARY_DIR}/packaging/control
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/packaging/postrm ${PROJECT_BINARY_DIR}/packaging/control/postrm COPYONLY
        FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
 
   set(CPACK_GENERATOR DEB)

@@ -20,6 +20,7 @@ struct NodeState {
   NodePlan plan;
   NodeFacts facts;
   ModeDecision mode;  // resolve_mode's answer for this step on this node
+  std::optional<NetworkProfile> profile;  // the step's mode's profile, read once before tasks fork
 };
 
 struct PluginState {

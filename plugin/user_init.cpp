@@ -21,6 +21,14 @@ void prepare_node() {
     node.plan = plan_node(node.topology);
     node.facts = probe_node_facts(s.config);
     node.mode = resolve_mode(s.request, s.config, node.topology, node.facts);
+    // Every task of the step renders the same profile: read and parse it once here, before the
+    // tasks fork, not once per task (a task that cannot have it reports why in task_init).
+    if (node.mode.mode != Mode::off) {
+      try {
+        node.profile = load_profile(profile_name_for(s.config, node.mode.mode), profile_search_path(s.config));
+      } catch (const ProfileError&) {
+      }
+    }
     s.node = std::move(node);
   } catch (const std::exception& e) {
     s.node_error = std::string("cannot read the node's topology: ") + e.what();

@@ -18,7 +18,7 @@ std::pair<Mode, std::string> detect_mode(const Topology& topology, const NodeFac
   if (facts.tcpxo_plugin) return {Mode::tcpxo, gpus + ", TCPXO NCCL plugin present"};
   if (facts.tcpx_plugin) return {Mode::tcpx, gpus + ", TCPX NCCL plugin present"};
   for (const Nic& nic : topology.nics)
-    if (!nic.rdma_device.empty()) return {Mode::rdma, gpus + ", RDMA device " + nic.rdma_device};
+    if (nic.kind == NicKind::rdma) return {Mode::rdma, gpus + ", RDMA NIC " + nic_label(nic)};
   return {Mode::off, gpus + " but no GPUDirect transport (no TCPXO/TCPX plugin, no RDMA NIC)"};
 }
 

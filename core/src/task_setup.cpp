@@ -42,6 +42,10 @@ int local_task_count(const std::map<std::string, std::string>& env) {
 
 }  // namespace
 
+std::string profile_name_for(const PluginConfig& config, Mode mode) {
+  return mode == Mode::tcpxo ? config.tcpxo_profile : std::string(to_string(mode));
+}
+
 TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSetupInput& input) {
   const auto& env = input.env;
   const std::string node = input.hostname.empty() ? std::string("this node") : input.hostname;
@@ -133,12 +137,29 @@ TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSe
                        {"LIB_DIR", lib_dir},
                        {"SLURM_JOB_ID", env_or(env, "SLURM_JOB_ID")},
                        {"TASK_GPUS", join(gpu_ids)}};
-  const std::string profile_name =
-      setup.mode == Mode::tcpxo ? input.config.tcpxo_profile : std::string(to_string(setup.mode));
+  const std::string profile_name = profile_name_for(input.config, setup.mode);
   try {
-    setup.env = render(load_profile(profile_name, profile_search_path(input.config)), inputs);
+    if (input.profile && input.profile->name == profile_name)
+      setup.env = render(*input.profile, inputs);
+    else
+      setup.env = render(load_profile(profile_name, profile_search_path(input.config)), inputs);
   } catch (const ProfileError& e) {
-    throw fail(e.what());
+    std::string why = e.what();
+    // Say why there is no control NIC name rather than leave an empty one to the profile.
+    if (why.find("${CTRL_NIC}") != std::string::npos) {
+      if (!plan.control_nic)
+        why += " (" + plan.control_note + ")";
+      else
+        why += " (the control NIC " + topology.nics[static_cast<std::size_t>(*plan.control_nic)].address.to_string() +
+               " has no network interface on this node: check its driver, or give a topology file with its name)";
+    }
+    else if ((why.find("${DATA_NICS}") != std::string::npos || why.find("${TASK_NICS}") != std::string::npos) &&
+             !setup.binding.gpus.empty()) {
+      const int g = setup.binding.gpus.front();
+      const std::string& note = plan.gpus[static_cast<std::size_t>(g)].nic_note;
+      if (!note.empty()) why += " (GPU " + std::to_string(g) + ": " + note + ")";
+    }
+    throw fail(why);
   }
   // What the mode's transport calls a NIC: the RDMA device for rdma (NCCL_IB_HCA), the netdev for
   // socket-based transports (TCPX/TCPXO); the bus id when the NIC has neither name here.

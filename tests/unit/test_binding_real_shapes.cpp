@@ -121,3 +121,19 @@ TEST_CASE("rdma mode names NICs by RDMA device, socket-based modes by netdev", "
   const auto tcpxo = apply_env(plan_task(mega, plan_node(mega), in).env, {});
   CHECK(tcpxo.at("GPUDIRECT_NICS") == "enp7s0");
 }
+
+TEST_CASE("tcpxo without a usable control NIC name says why instead of exporting an empty name", "[binding][real]") {
+  Topology t = load_topology_file(fixture("a3-megagpu-8g.xml"));
+  t.nics[0].interface_name.clear();  // enp0s12 known by bus id only
+  const NodePlan plan = plan_node(t);
+  TaskSetupInput in;
+  in.config.profile_dir = GPUDIRECT_PROFILE_DIR;
+  in.request.mode = Mode::tcpxo;
+  in.facts.tcpxo_plugin = true;
+  in.env = {{"SLURM_LOCALID", "0"}, {"SLURM_LOCAL_TASKS", "8"}};
+  CHECK_THROWS_WITH(plan_task(t, plan, in), Catch::Contains("CTRL_NIC") && Catch::Contains("0000:00:0c.0 has no network interface"));
+
+  const Topology none = load_topology_file(fixture("gpu-no-nic.nccl.xml"));
+  in.env = {{"SLURM_LOCALID", "0"}, {"SLURM_LOCAL_TASKS", "1"}};
+  CHECK_THROWS_WITH(plan_task(none, plan_node(none), in), Catch::Contains("there are no NICs"));
+}

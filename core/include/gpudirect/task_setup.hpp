@@ -29,6 +29,9 @@ struct TaskSetupInput {
   std::string hostname;
   NodeFacts facts;
   GpuUuidResolver* uuid_resolver = nullptr;  // for GPU-/MIG- UUIDs; null: NVML (nvml_resolver())
+  // The mode's network profile when the caller loaded it already (the plugin does so once per step,
+  // before the tasks fork); null, or another profile than the mode needs: plan_task loads it.
+  const NetworkProfile* profile = nullptr;
 };
 
 struct TaskSetup {
@@ -39,6 +42,9 @@ struct TaskSetup {
   bool set_affinity = false;
   std::string summary;               // the one verbose line
 };
+
+// The profile a mode uses: tcpxo -> config.tcpxo_profile, the others their own name.
+std::string profile_name_for(const PluginConfig& config, Mode mode);
 
 // The mode comes from resolve_mode (mode_resolution.hpp). Throws TaskSetupError with one message
 // naming node, cause and fix.
