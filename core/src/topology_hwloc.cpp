@@ -200,13 +200,6 @@ void keep_hwloc_plugins_loaded() {
 namespace topology_xml {
 
 Topology read_hwloc(const std::string& path, const std::string& bytes, const xmlDoc& doc) {
-  // The machine (root) object carries every set; without them hwloc 2.9 crashes instead of refusing.
-  for (const xmlNode* root = xmlDocGetRootElement(&doc)->children; root; root = root->next)
-    if (topology_xml::is_element(root, "object"))
-      for (const char* set : {"cpuset", "complete_cpuset", "nodeset", "complete_nodeset", "allowed_cpuset", "allowed_nodeset"})
-        if (!topology_xml::attribute(root, set))
-          throw TopologyError(path + ": line " + std::to_string(xmlGetLineNo(root)) + ": the root object has no " + set +
-                              " attribute; save the file again with `lstopo --of xml`");
   check_hwloc_objects(path, xmlDocGetRootElement(&doc)->children);
   keep_hwloc_plugins_loaded();
   HwlocTopology topology = new_topology(path);

@@ -50,7 +50,7 @@ TEST_CASE("quote_bounded escapes control bytes and cuts long values", "[hostile]
   CHECK(quote_bounded("\xff\\") == "\\xff\\x5c");
 }
 
-TEST_CASE("--gpu-direct refuses hostile values with a bounded message", "[hostile]") {
+TEST_CASE("hostile --gpu-direct values are refused with a bounded message", "[hostile]") {
   for (const std::string& value : {std::string("tcpxo\nNCCL_NET=evil"), std::string("tcpxo=1"), std::string("tcpxo;rm -rf /"),
                                    std::string("$(reboot)"), std::string("`id`"), std::string("../../etc/passwd"), kWithNul,
                                    kHuge, std::string("tcpxo,") + kHuge, std::string("tcpxo,verbose,verbose")}) {
