@@ -19,7 +19,8 @@ Where a rank learns who it is, first match wins:
   SLURM_STEP_NODELIST: the first host is the rendezvous; port from SLURM_STEP_RESV_PORTS or derived
   from the job and step ids), torchrun-style (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
   MASTER_ADDR, MASTER_PORT), else a single rank.
-Exit codes: 0 ok, 1 failure, 6 usage; bench uses nccl-tests' codes (see bench --help).)";
+Exit codes: 0 ok, 1 failure, 6 usage; bench uses nccl-tests' codes (see bench --help); train adds 8 (ranks'
+parameters differ) and 10 (stopped by SIGTERM/SIGUSR1, checkpoint written; see train --help).)";
 
 // `--np N` (or --np=N) before the subcommand: returns N and removes it from args; 0 if absent.
 int take_np(std::vector<std::string>& args) {
@@ -55,13 +56,23 @@ int main(int argc, char** argv) {
     }
   }
 
-  CLI::App app{"gpudirect-launch: collective benchmarks and node checks for Slurm jobs using the gpudirect plugin"};
+  CLI::App app{"gpudirect-launch: collective benchmarks, training steps and node checks for Slurm jobs using the gpudirect plugin"};
   app.footer(kFooter);
   app.require_subcommand(1);
   app.set_version_flag("--version", "gpudirect-launch 0.1.0");
   app.add_option("--np", "start N local ranks of this command line (like mpirun on one host); must come before the subcommand");
   gpudirect::launcher::CommandContext context;
-  app.add_option("--rendezvous", context.session.rendezvous, "HOST:PORT of rank 0's rendezvous, instead of the derived one");
+  app.add_option("--rendezvous", context.session.rendezvous, "HOST:PORT of rank 0's rendezvous, instead of the derived one")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            try {
+              gpudirect::bootstrap::parse_host_port(text, "--rendezvous");
+              return std::string();
+            } catch (const std::invalid_argument& e) {
+              return std::string(e.what());
+            }
+          },
+          "HOST:PORT"));
   double timeout_s = 60;
   app.add_option("--timeout", timeout_s, "seconds to wait for the rendezvous and for every rank (default 60)")
       ->check(CLI::Range(0.1, 86400.0));

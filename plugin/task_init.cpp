@@ -6,7 +6,6 @@
 #include "gpudirect/text.hpp"
 
 #include <sched.h>
-#include <unistd.h>
 
 #include <array>
 #include <cerrno>
@@ -29,8 +28,6 @@ std::optional<T> get_item(spank_t spank, spank_item_t item) {
   if (spank_get_item(spank, item, &value) != ESPANK_SUCCESS) return std::nullopt;
   return value;
 }
-
-
 
 }  // namespace
 

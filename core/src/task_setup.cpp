@@ -4,7 +4,6 @@
 #include "gpudirect/slurm_tasks.hpp"
 #include "gpudirect/text.hpp"
 
-
 namespace gpudirect {
 namespace {
 

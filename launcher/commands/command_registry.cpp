@@ -10,6 +10,7 @@ std::span<const CommandEntry> all_commands() {
       CommandEntry{"bench", register_bench},
       CommandEntry{"doctor", register_doctor},
       CommandEntry{"rendezvous-check", register_rendezvous_check},
+      CommandEntry{"train", register_train},
       CommandEntry{"exec", register_exec},
   };
   return kCommands;

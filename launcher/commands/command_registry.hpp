@@ -33,6 +33,7 @@ std::span<const CommandEntry> all_commands();
 void register_bench(CLI::App& app, CommandContext& context);
 void register_doctor(CLI::App& app, CommandContext& context);
 void register_rendezvous_check(CLI::App& app, CommandContext& context);
+void register_train(CLI::App& app, CommandContext& context);
 void register_exec(CLI::App& app, CommandContext& context);
 
 }  // namespace gpudirect::launcher

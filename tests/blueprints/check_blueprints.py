@@ -9,7 +9,12 @@
 - the image step installs exactly what scripts/install-node.sh installs (both run into temporary
   roots and compared file by file), including the gpudirect-rxdm that the controller's
   prolog/epilog run, with the rxdm_ready= path of the blueprint;
-- the controller uses the long-prolog slurm.conf.
+- the controller uses the long-prolog slurm.conf;
+- the image starts from a public slurm-gcp image family, and no blueprint file carries a copyright
+  header (every line is the project's own);
+- the node prerequisites scripts: A3 Mega's slurmd wait (no aperture device: no wait; device with an
+  empty /dev/aperture_devices: fails; populated: starts) and A3 High's RxDM topology file (4 NICs,
+  2 GPUs each, the path gpudirect-rxdm reads).
 
 Usage: check_blueprints.py SOURCE_DIR BUILD_DIR   (prints PASS/FAIL lines, exits 1 on a failure)
 """
@@ -154,6 +159,14 @@ def check_blueprint(path, modules, embedded):
     check(f"{name}: the controller's prolog and epilog run the installed gpudirect-rxdm",
           f"exec {rxdm} prolog" in prolog and f"exec {rxdm} epilog" in epilog, (prolog, epilog))
 
+    image = [m for m in all_modules if module_path(m["source"]) == "modules/packer/custom-image"]
+    family = substitute(str(image[0].get("settings", {}).get("source_image_family", "")), variables) if image else ""
+    check(f"{name}: the image starts from a public slurm-gcp image family ({family})",
+          family.startswith("slurm-gcp-") and variables.get("slurm_image_project") == "schedmd-slurm-public")
+    with open(path) as f:
+        text = f.read()
+    check(f"{name}: no copyright header or copied-text marker", not re.search(r"(?i)copyright|verbatim", text))
+
     # The image step, run for real into a temporary root, against install-node.sh run directly.
     image_runners = [r for m in all_modules for r in m.get("settings", {}).get("runners", []) or []
                      if 'ghpc_stage("files/install-gpudirect-slurm.sh")' in str(r.get("source", ""))]
@@ -192,6 +205,60 @@ def check_blueprint(path, modules, embedded):
               strip(words[2:]) == strip(node_args) and "--default" in words, (words, node_args))
 
 
+def run(cmd, env_extra, timeout=30):
+    env = dict(os.environ, **env_extra)
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def check_node_prep():
+    files = os.path.join(BLUEPRINTS, "files")
+    for script in sorted(f for f in os.listdir(files) if f.endswith(".sh")):
+        out = subprocess.run(["bash", "-n", os.path.join(files, script)], capture_output=True, text=True)
+        check(f"files/{script}: bash -n", out.returncode == 0, out.stderr)
+        text = open(os.path.join(files, script)).read()
+        check(f"files/{script}: no copyright header", "copyright" not in text.lower())
+
+    prep = os.path.join(files, "a3mega-tcpxo-node-prep.sh")
+    with tempfile.TemporaryDirectory() as root:
+        pci, aperture = os.path.join(root, "pci"), os.path.join(root, "aperture_devices")
+        dev = os.path.join(pci, "0000:00:04.0")
+        os.makedirs(dev)
+        os.makedirs(aperture)
+        for field, value in (("vendor", "0x8086"), ("device", "0x1234")):
+            open(os.path.join(dev, field), "w").write(value + "\n")
+        env = {"PCI_ROOT": pci, "APERTURE_DIR": aperture, "WAIT_SECONDS": "2"}
+        out = run([prep, "wait"], env)
+        check("a3mega-tcpxo-node-prep.sh wait: no PCI 1ae0:0084 device (controller, login): slurmd starts at once",
+              out.returncode == 0, out.stderr)
+        for field, value in (("vendor", "0x1ae0"), ("device", "0x0084")):
+            open(os.path.join(dev, field), "w").write(value + "\n")
+        out = run([prep, "wait"], env)
+        check("a3mega-tcpxo-node-prep.sh wait: aperture device but empty /dev/aperture_devices: fails, saying so",
+              out.returncode == 1 and "still empty" in out.stderr, out.stderr)
+        os.makedirs(os.path.join(aperture, "0000:00:04.0"))
+        out = run([prep, "wait"], env)
+        check("a3mega-tcpxo-node-prep.sh wait: populated /dev/aperture_devices: slurmd starts", out.returncode == 0, out.stderr)
+
+    rxdm = open(os.path.join(SRC, "scripts/rxdm/gpudirect-rxdm")).read()
+    rxdm_topology = re.search(r"^RXDM_TCPX_TOPOLOGY=(\S+)", rxdm, re.M)
+    prep = os.path.join(files, "a3high-tcpx-node-prep.sh")
+    prep_topology = re.search(r"^TOPOLOGY=\$\{TOPOLOGY:-(\S+)\}", open(prep).read(), re.M)
+    check("a3high-tcpx-node-prep.sh writes the topology where gpudirect-rxdm reads it",
+          rxdm_topology and prep_topology and rxdm_topology.group(1) == prep_topology.group(1),
+          (rxdm_topology and rxdm_topology.group(1), prep_topology and prep_topology.group(1)))
+    with tempfile.TemporaryDirectory() as root:
+        topology = os.path.join(root, "gpu_rxq_configuration.textproto")
+        out = run([prep, "--topology-only"], {"TOPOLOGY": topology})
+        text = open(topology).read() if os.path.exists(topology) else ""
+        gpus = re.findall(r'gpu_pci_addr: "([0-9a-f:.]+)"', text)
+        nics = re.findall(r'ifname: "(\w+)"', text)
+        queues = re.findall(r"queue_ids: (\d+)", text)
+        check("a3high-tcpx-node-prep.sh --topology-only: 4 NICs, 8 distinct GPUs, queues 8-15 per NIC, balanced braces",
+              out.returncode == 0 and len(nics) == 4 and len(set(gpus)) == 8 and len(queues) == 32
+              and sorted(set(map(int, queues))) == list(range(8, 16)) and text.count("{") == text.count("}"),
+              out.stderr + text)
+
+
 def main():
     modules, embedded = toolkit_lists()
     found = sorted(f for f in os.listdir(BLUEPRINTS) if f.endswith("-blueprint.yaml"))
@@ -199,6 +266,7 @@ def main():
           "a3mega-slurm-blueprint.yaml" in found and "a3high-slurm-blueprint.yaml" in found, found)
     for f in found:
         check_blueprint(os.path.join(BLUEPRINTS, f), modules, embedded)
+    check_node_prep()
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -22,7 +22,8 @@ flock -w 1200 9 || { echo "another local-cluster test held the lock for 20 minut
 mkdir -p "$LIB_DIR"
 : >"$LIB_DIR/libnccl-net.so"  # stands in for Google's TCPXO NCCL plugin: only its presence is checked
 
-cluster() { "$SRC/scripts/local-cluster.sh" "$@" --dir "$CLUSTER_DIR"; }
+# 9>&-: the daemons the cluster starts must not inherit (and keep holding) the machine-wide lock.
+cluster() { "$SRC/scripts/local-cluster.sh" "$@" --dir "$CLUSTER_DIR" 9>&-; }
 base_args() { echo "default=off topology=$TOPOLOGY lib_dir=$LIB_DIR profile_dir=$SRC/profiles $*"; }
 cluster_up() { cluster up --plugin "$PLUGIN" --plugin-args "$(base_args "$@")" >/dev/null || { echo "cluster did not start"; exit 1; }; }
 set_plugin_args() { cluster plugin --plugin "$PLUGIN" --plugin-args "$*" >/dev/null; }

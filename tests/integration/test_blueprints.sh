@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Cluster Toolkit blueprints (blueprints/): shape, module sources, variables, referenced files,
-# and the image step installing exactly what scripts/install-node.sh installs. No cluster needed.
+# the image step installing exactly what scripts/install-node.sh installs, and the node prerequisites
+# scripts (blueprints/files/). No cluster needed.
 set -uo pipefail
 SRC=${GPUDIRECT_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${GPUDIRECT_BUILD_DIR:-$SRC/build/release}

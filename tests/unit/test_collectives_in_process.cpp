@@ -13,10 +13,13 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 using namespace gpudirect::comm;
@@ -123,6 +126,8 @@ struct Case {
   std::size_t count;
   bool in_place;
   int root;
+  // all_reduce and reduce: element i reduced over every rank, computed once for all ranks.
+  std::shared_ptr<const std::vector<double>> reduction;
 };
 
 std::string describe(const Case& c, int n) {
@@ -159,7 +164,7 @@ std::string run_case(Collectives& coll, const Case& c, int r, int n) {
   const DataType t = c.type;
   auto expected = [&](std::size_t i) -> double {
     switch (c.kind) {
-      case Kind::all_reduce: case Kind::reduce: return reduced(n, t, op, [&](int q) { return input(q, i, t, op); });
+      case Kind::all_reduce: case Kind::reduce: return (*c.reduction)[i];
       case Kind::reduce_scatter: return reduced(n, t, op, [&](int q) { return input(q, ur * count + i, t, op); });
       case Kind::all_gather: return input(static_cast<int>(i / count), i % count, t, op);
       case Kind::broadcast: return input(c.root, i, t, op);
@@ -203,11 +208,25 @@ std::vector<std::string> on_threads(int n, const std::function<std::vector<std::
 std::vector<Case> cases_for(int n) {
   // 0, 1, primes, counts below, at and not divisible by n, and all_reduce beyond the
   // recursive-doubling limit (kSmallAllReduceBytes) so the ring path runs for every type.
-  const std::vector<std::size_t> counts{0, 1, 2, 3, 7, 13, static_cast<std::size_t>(n) + 1, 61, 1009};
+  const std::vector<std::size_t> counts{0, 1, 2, 7, 13, static_cast<std::size_t>(n) + 1, 61, 1009};
   std::vector<int> roots{0, n - 1, n / 2};
   std::sort(roots.begin(), roots.end());
   roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
+  std::map<std::tuple<DataType, ReduceOp, std::size_t>, std::shared_ptr<const std::vector<double>>> reductions;
+  auto reduction = [&](DataType t, ReduceOp op, std::size_t count) {
+    auto& cached = reductions[{t, op, count}];
+    if (!cached) {
+      auto values = std::make_shared<std::vector<double>>(count);
+      for (std::size_t i = 0; i < count; ++i) (*values)[i] = reduced(n, t, op, [&](int q) { return input(q, i, t, op); });
+      cached = values;
+    }
+    return cached;
+  };
   std::vector<Case> cases;
+  auto add = [&](Case c) {
+    if (c.kind == Kind::all_reduce || c.kind == Kind::reduce) c.reduction = reduction(c.type, c.op, c.count);
+    cases.push_back(std::move(c));
+  };
   for (Kind kind : {Kind::all_reduce, Kind::all_gather, Kind::reduce_scatter, Kind::broadcast, Kind::reduce, Kind::alltoall,
                     Kind::sendrecv})
     for (DataType type : kTypes)
@@ -215,10 +234,13 @@ std::vector<Case> cases_for(int n) {
         if (!reducing(kind) && op != ReduceOp::sum) continue;
         for (bool in_place : {false, true})
           for (int root : roots) {
-            if ((kind != Kind::broadcast && kind != Kind::reduce) && root != 0) continue;
-            for (std::size_t count : counts) cases.push_back({kind, type, op, count, in_place, root});
-            if (kind == Kind::all_reduce && (op == ReduceOp::sum || op == ReduceOp::max))
-              cases.push_back({kind, type, op, kSmallAllReduceBytes / size_of(type) + 7, in_place, root});
+            // Roots matter to the tree, not to the type: every root for two types, the last for all.
+            if (kind != Kind::broadcast && kind != Kind::reduce ? root != 0
+                                                                 : root != n - 1 && type != DataType::float32 && type != DataType::int8)
+              continue;
+            for (std::size_t count : counts) add({kind, type, op, count, in_place, root, nullptr});
+            if (kind == Kind::all_reduce && op == ReduceOp::sum)
+              add({kind, type, op, kSmallAllReduceBytes / size_of(type) + 7, in_place, root, nullptr});
           }
       }
   return cases;

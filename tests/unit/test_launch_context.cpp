@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "bootstrap/launch_context.hpp"
+#include "bootstrap/session.hpp"
 
 using gpudirect::bootstrap::context_from_environment;
 
@@ -62,4 +63,15 @@ TEST_CASE("malformed values name the variable", "[launch_context]") {
                     Catch::Contains("MASTER_PORT=70000"));
   CHECK_THROWS_WITH(context_from_environment({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_STEP_NODELIST", "n[2-1]"}}),
                     Catch::Contains("invalid host list"));
+}
+
+TEST_CASE("the rendezvous override HOST:PORT is taken whole or refused", "[launch_context]") {
+  const auto ok = gpudirect::bootstrap::parse_host_port("node1:29500", "--rendezvous");
+  CHECK(ok.host == "node1");
+  CHECK(ok.port == 29500);
+  CHECK(gpudirect::bootstrap::parse_host_port("fe80::1:80", "--rendezvous").host == "fe80::1");
+  for (const char* bad : {"host:80x", "host:", "host", ":80", "host: 80", "host:+80", "host:0", "host:65536", "host:99999999999"}) {
+    INFO(bad);
+    CHECK_THROWS_WITH(gpudirect::bootstrap::parse_host_port(bad, "--rendezvous"), Catch::StartsWith(std::string("--rendezvous ") + bad));
+  }
 }

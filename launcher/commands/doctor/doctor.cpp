@@ -4,13 +4,12 @@
 
 #include "bootstrap/launch_context.hpp"
 #include "doctor/plugstack_file.hpp"
+#include "gpudirect/mode_resolution.hpp"
 #include "gpudirect/task_setup.hpp"
 #include "gpudirect/text.hpp"
 #include "gpudirect/topology_sources.hpp"
 
 #include <nlohmann/json.hpp>
-#include <sched.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <iostream>

@@ -16,6 +16,15 @@ struct SessionOptions {
   std::chrono::milliseconds timeout{60000};  // bounds the rendezvous and every store wait
 };
 
+struct HostPort {
+  std::string host;
+  int port = 0;
+};
+
+// "HOST:PORT" (the last ':' separates; PORT 1..65535, digits only). Throws std::invalid_argument
+// naming `field` and the text.
+HostPort parse_host_port(const std::string& text, const std::string& field);
+
 struct Session {
   LaunchContext context;
   std::unique_ptr<Store> store;

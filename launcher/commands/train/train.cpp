@@ -1,0 +1,421 @@
+// `gpudirect-launch train`: data-parallel GPT training steps over every rank of the job (the
+// cluster's end-to-end check), with per-step loss, throughput, MFU and exposed communication,
+// preemption-safe checkpoints and JSON lines for plotting.
+#include "command_registry.hpp"
+
+#include "bootstrap/session.hpp"
+#include "comm/communicator_factory.hpp"
+#include "train/cpu/cpu_model.hpp"
+#include "train/data_source.hpp"
+#include "train/peak_flops.hpp"
+#include "train/trainer.hpp"
+
+#include <nlohmann/json.hpp>
+#include <sched.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <cerrno>
+#include <cstring>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+namespace gpudirect::launcher {
+namespace {
+
+// Exit codes (documented in --help and the README).
+constexpr int kExitFailure = 1, kExitUsage = 6, kExitDiverged = 8, kExitPreempted = 10;
+
+class UsageError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+struct TrainOptions {
+  std::string preset = "tiny";
+  std::optional<int> layers, heads, width, seq_len, vocab, micro_batch, grad_accum;
+  std::optional<std::uint64_t> seed;
+  int steps = 10;
+  float lr = 6e-4f, min_lr = -1, weight_decay = 0.1f, grad_clip = 1.0f;
+  int warmup = -1, lr_steps = 0;
+  std::string data = "mock";
+  bool zero1 = false;
+  std::string checkpoint;
+  int checkpoint_every = 0;
+  bool resume = false;
+  int threads = 0;
+  std::string backend = "auto";
+  std::string json;
+  double peak_tflops = 0;
+  double bucket_mib = 25, first_bucket_mib = 1;
+  double progress_seconds = 10;
+};
+
+std::atomic<int> g_stop_signal{0};
+extern "C" void on_stop_signal(int signal) { g_stop_signal.store(signal); }
+
+void install_stop_handlers() {
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGTERM, &action, nullptr);
+  ::sigaction(SIGUSR1, &action, nullptr);
+}
+
+train::GptConfig build_config(const TrainOptions& o) {
+  train::GptConfig config;
+  try {
+    config = train::preset_config(o.preset);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--preset: ") + e.what());
+  }
+  bool changed = false;
+  const auto set = [&](int& field, const std::optional<int>& value) {
+    if (value && *value != field) { field = *value; changed = true; }
+  };
+  set(config.layers, o.layers);
+  set(config.heads, o.heads);
+  set(config.width, o.width);
+  set(config.seq_len, o.seq_len);
+  set(config.vocab, o.vocab);
+  set(config.micro_batch, o.micro_batch);
+  set(config.grad_accum, o.grad_accum);
+  if (o.seed) config.seed = *o.seed;
+  if (changed) config.preset += "+overrides";
+  try {
+    train::validate(config);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  return config;
+}
+
+// CPUs this rank may use: its affinity, shared with the other local ranks when they are not bound.
+int default_threads(const bootstrap::LaunchContext& context) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int cpus = ::sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  const int online = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (cpus >= online) cpus /= std::max(1, context.local_size);
+  return std::max(1, cpus);
+}
+
+std::string format_count(double value) {
+  char text[32];
+  if (value >= 1e9) std::snprintf(text, sizeof text, "%.2fG", value / 1e9);
+  else if (value >= 1e6) std::snprintf(text, sizeof text, "%.2fM", value / 1e6);
+  else if (value >= 1e3) std::snprintf(text, sizeof text, "%.1fK", value / 1e3);
+  else std::snprintf(text, sizeof text, "%.0f", value);
+  return text;
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+// Rank 0's "still working" line while a step runs longer than `interval` (a 5B model on CPU, a slow
+// fabric): the step, how long it has run and how many micro-batches are done.
+class ProgressTicker {
+ public:
+  ProgressTicker(const train::Trainer& trainer, int steps, int micro_batches, double interval_s)
+      : trainer_(trainer), steps_(steps), micro_batches_(micro_batches), interval_(interval_s) {
+    if (interval_s > 0) thread_ = std::thread([this] { run(); });
+  }
+  ~ProgressTicker() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  ProgressTicker(const ProgressTicker&) = delete;
+  ProgressTicker& operator=(const ProgressTicker&) = delete;
+  void step_started() {
+    std::lock_guard lock(mutex_);
+    started_ = std::chrono::steady_clock::now();
+    running_ = true;
+  }
+  void step_finished() {
+    std::lock_guard lock(mutex_);
+    running_ = false;
+  }
+
+ private:
+  void run() {
+    std::unique_lock lock(mutex_);
+    while (!wake_.wait_for(lock, std::chrono::duration<double>(interval_), [this] { return done_; })) {
+      if (!running_) continue;
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+      if (elapsed < interval_) continue;
+      std::printf("      progress: step %ld/%d running for %.1f s, %d/%d micro-batch(es) done\n", trainer_.next_step() + 1, steps_, elapsed,
+                  trainer_.micro_batches_done(), micro_batches_);
+      std::fflush(stdout);
+    }
+  }
+  const train::Trainer& trainer_;
+  int steps_, micro_batches_;
+  double interval_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool done_ = false, running_ = false;
+  std::chrono::steady_clock::time_point started_;
+  std::thread thread_;
+};
+
+int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_options) {
+  if (o.steps < 1) throw UsageError("--steps must be at least 1");
+  if (o.resume && o.checkpoint.empty()) throw UsageError("--resume needs --checkpoint PATH (the file to continue from)");
+  if (o.checkpoint_every < 0) throw UsageError("--checkpoint-every must be 0 (off) or a number of steps");
+  if (o.checkpoint_every > 0 && o.checkpoint.empty()) throw UsageError("--checkpoint-every needs --checkpoint PATH");
+  if (o.lr <= 0 || o.bucket_mib <= 0 || o.first_bucket_mib <= 0) throw UsageError("--lr and the bucket sizes must be positive");
+  if (o.backend != "auto" && o.backend != "libfabric" && o.backend != "nccl")
+    throw UsageError("--backend " + o.backend + ": expected auto, libfabric or nccl");
+  if (o.backend == "nccl")
+    throw UsageError("--backend nccl: the CUDA model is not built yet, so training runs the fp32 CPU model over libfabric; use --backend auto or libfabric");
+  const train::GptConfig config = build_config(o);
+  install_stop_handlers();
+
+  bootstrap::Session session = bootstrap::open_session(session_options);
+  const bootstrap::LaunchContext& context = session.context;
+  const bool leader = context.rank == 0;
+  auto communicator = comm::make_communicator({"libfabric", session_options.timeout}, session);
+  const std::vector<std::string> hosts =
+      session.store ? session.store->all_gather("train/hosts", context.hostname) : std::vector<std::string>{context.hostname};
+
+  const int threads = o.threads > 0 ? o.threads : default_threads(context);
+  std::unique_ptr<train::Model> model = train::make_cpu_model(config, threads);
+  train::initialize_parameters(config, model->parameters(), config.seed);
+
+  train::BatchShape shape{context.size, context.rank, config.micro_batch, config.grad_accum, config.seq_len, config.vocab};
+  std::unique_ptr<train::DataSource> data;
+  if (o.data == "mock") data = train::make_mock_data(shape, config.seed, true);
+  else if (o.data == "mock-uniform") data = train::make_mock_data(shape, config.seed, false);
+  else data = train::make_token_file_data(shape, o.data);
+
+  train::TrainSettings settings;
+  settings.schedule.lr = o.lr;
+  settings.schedule.min_lr = o.min_lr >= 0 ? o.min_lr : o.lr / 10;
+  settings.schedule.total = o.lr_steps > 0 ? o.lr_steps : o.steps;
+  settings.schedule.warmup = o.warmup >= 0 ? o.warmup : std::min(settings.schedule.total / 10, 100);
+  settings.adamw.weight_decay = o.weight_decay;
+  settings.grad_clip = o.grad_clip;
+  settings.zero1 = o.zero1;
+  settings.bucket_bytes = static_cast<std::size_t>(o.bucket_mib * (1 << 20));
+  settings.first_bucket_bytes = static_cast<std::size_t>(o.first_bucket_mib * (1 << 20));
+  train::Trainer trainer(*model, *communicator, *data, settings);
+
+  // Peak FLOP/s per rank for MFU: given, or measured with a short sgemm probe on this rank's threads.
+  double peak = o.peak_tflops * 1e12;
+  std::string peak_source = "--peak-tflops";
+  if (peak <= 0) {
+    peak = train::measure_sgemm_flops();
+    double sum = peak;
+    if (context.size > 1) communicator->all_reduce(&sum, &sum, 1, comm::DataType::float64, comm::ReduceOp::sum)->wait();
+    peak = sum / context.size;
+    peak_source = "measured with sgemm";
+  }
+
+  bool resumed = false;
+  if (o.resume) {
+    int exists = leader && std::filesystem::exists(o.checkpoint) ? 1 : 0;
+    if (context.size > 1) communicator->broadcast(&exists, &exists, 1, comm::DataType::int32, 0)->wait();
+    if (exists) {
+      trainer.load_checkpoint(o.checkpoint, data->describe());
+      resumed = true;
+    } else if (leader) {
+      std::printf("gpudirect train: --resume: no checkpoint at %s yet, starting at step 0\n", o.checkpoint.c_str());
+    }
+  }
+  if (!resumed) trainer.broadcast_initial_parameters();
+
+  const double n_params = static_cast<double>(train::parameter_count(config));
+  const double tokens_per_step = static_cast<double>(context.size) * config.micro_batch * config.grad_accum * config.seq_len;
+  const double flops_per_step = train::flops_per_token(config) * tokens_per_step;
+  std::FILE* json = nullptr;
+  if (leader && !o.json.empty()) {
+    json = std::fopen(o.json.c_str(), resumed ? "a" : "w");
+    if (json == nullptr) throw std::runtime_error("-J " + o.json + ": cannot open for writing (" + std::strerror(errno) + ")");
+  }
+  const auto write_json = [&](const nlohmann::json& line) {
+    if (json == nullptr) return;
+    std::fprintf(json, "%s\n", line.dump().c_str());
+    std::fflush(json);
+  };
+  if (leader) {
+    std::printf("gpudirect train: %s model (L%d H%d C%d T%d V%d), %s parameters, %d rank(s) on %zu host(s), "
+                "micro-batch %d x grad-accum %d x %d ranks = %s tokens/step\n",
+                config.preset.c_str(), config.layers, config.heads, config.width, config.seq_len, config.vocab,
+                format_count(n_params).c_str(), context.size, std::set<std::string>(hosts.begin(), hosts.end()).size(),
+                config.micro_batch, config.grad_accum, context.size, format_count(tokens_per_step).c_str());
+    std::printf("gpudirect train: backend auto -> fp32 CPU model, %d thread(s) per rank, collectives over %s (the CUDA model "
+                "comes in a later release); data %s; %s; %zu gradient buckets; peak %.3f TFLOP/s per rank (%s)\n",
+                threads, communicator->backend_name().c_str(), data->describe().c_str(),
+                settings.zero1 && context.size > 1 ? "ZeRO-1 (sharded AdamW state)" : "replicated AdamW state",
+                trainer.sync().buckets().size(), peak / 1e12, peak_source.c_str());
+    if (resumed) std::printf("gpudirect train: resumed from %s at step %ld\n", o.checkpoint.c_str(), trainer.next_step());
+    std::fflush(stdout);
+    write_json({{"type", "start"}, {"preset", config.preset}, {"layers", config.layers}, {"heads", config.heads},
+                {"width", config.width}, {"seq_len", config.seq_len}, {"vocab", config.vocab}, {"parameters", n_params},
+                {"ranks", context.size}, {"tokens_per_step", tokens_per_step}, {"zero1", settings.zero1},
+                {"peak_tflops_per_rank", peak / 1e12}, {"resumed_at", resumed ? trainer.next_step() : 0}});
+  }
+
+  std::vector<double> step_times, exposed_times;
+  double first_loss = NAN, last_loss = NAN;
+  int status = 0;
+  const auto save = [&](const char* why) {
+    const auto start = std::chrono::steady_clock::now();
+    trainer.save_checkpoint(o.checkpoint, data->describe());
+    if (leader) {
+      std::printf("gpudirect train: checkpoint %s written at step %ld (%s, %.2f s)\n", o.checkpoint.c_str(), trainer.next_step(), why,
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      std::fflush(stdout);
+    }
+  };
+  ProgressTicker ticker(trainer, o.steps, config.grad_accum, leader ? o.progress_seconds : 0);
+  while (trainer.next_step() < o.steps) {
+    ticker.step_started();
+    const train::StepResult r = trainer.step(g_stop_signal.load() != 0);
+    ticker.step_finished();
+    const double slowest = *std::max_element(r.rank_seconds.begin(), r.rank_seconds.end());
+    const double exposed = median(r.rank_exposed_seconds);
+    step_times.push_back(slowest);
+    exposed_times.push_back(exposed);
+    if (std::isnan(first_loss)) first_loss = r.loss;
+    last_loss = r.loss;
+    if (leader) {
+      const double tokens_per_s = tokens_per_step / slowest;
+      const double tflops = flops_per_step / slowest / 1e12;
+      const double mfu = flops_per_step / slowest / (peak * context.size);
+      std::printf("step %5ld/%d | loss %.6f | lr %.3e | norm %.4f | %8.1f ms | %9s tok/s | %7.3f TFLOP/s | MFU %5.1f%% | exposed comm %6.1f ms (%4.1f%%)\n",
+                  r.step + 1, o.steps, r.loss, static_cast<double>(r.lr), r.grad_norm, slowest * 1e3, format_count(tokens_per_s).c_str(), tflops,
+                  mfu * 100, exposed * 1e3, 100 * exposed / slowest);
+      const double typical = median(r.rank_seconds);
+      const auto slow_rank = static_cast<int>(std::max_element(r.rank_seconds.begin(), r.rank_seconds.end()) - r.rank_seconds.begin());
+      if (context.size > 1 && slowest > 1.2 * typical && slowest - typical > 0.002)
+        std::printf("      slowest rank %d on %s: %.1f ms, median %.1f ms\n", slow_rank, hosts[static_cast<std::size_t>(slow_rank)].c_str(),
+                    slowest * 1e3, typical * 1e3);
+      std::fflush(stdout);
+      std::vector<double> rank_ms;
+      for (const double s : r.rank_seconds) rank_ms.push_back(s * 1e3);
+      write_json({{"type", "step"}, {"step", r.step + 1}, {"loss", r.loss}, {"lr", r.lr}, {"grad_norm", r.grad_norm},
+                  {"step_ms", slowest * 1e3}, {"tokens_per_s", tokens_per_s}, {"tflops", tflops}, {"mfu", mfu},
+                  {"exposed_comm_ms", exposed * 1e3}, {"rank_step_ms", rank_ms}, {"slowest_rank", slow_rank},
+                  {"slowest_host", hosts[static_cast<std::size_t>(slow_rank)]}});
+    }
+    if (r.stop) {
+      if (!o.checkpoint.empty()) save("stop signal");
+      if (leader)
+        std::printf("gpudirect train: stopped by a signal after step %ld; %s\n", trainer.next_step(),
+                    o.checkpoint.empty() ? "no --checkpoint given, nothing saved"
+                                         : ("rerun the same command with --resume to continue from " + o.checkpoint).c_str());
+      status = kExitPreempted;
+      break;
+    }
+    if (o.checkpoint_every > 0 && trainer.next_step() % o.checkpoint_every == 0 && trainer.next_step() < o.steps) save("every");
+  }
+  if (status == 0 && !o.checkpoint.empty() && !step_times.empty()) save("end of run");
+  if (leader && step_times.empty())
+    std::printf("gpudirect train: nothing to do: the checkpoint is at step %ld and --steps is %d\n", trainer.next_step(), o.steps);
+
+  const std::vector<int> different = trainer.check_parameters_agree();
+  if (!different.empty()) {
+    if (leader) {
+      std::string list;
+      for (const int r : different) list += (list.empty() ? "" : ", ") + std::to_string(r) + " (" + hosts[static_cast<std::size_t>(r)] + ")";
+      std::fprintf(stderr, "gpudirect train: parameters differ from rank 0's on rank(s) %s: data parallelism diverged\n", list.c_str());
+    }
+    if (json) std::fclose(json);
+    return kExitDiverged;
+  }
+  if (leader && !step_times.empty()) {
+    // The first step pays for page faults and thread start-up: leave it out of the averages when there are more.
+    const std::size_t skip = step_times.size() > 1 ? 1 : 0;
+    const std::vector<double> steady(step_times.begin() + static_cast<long>(skip), step_times.end());
+    const std::vector<double> steady_exposed(exposed_times.begin() + static_cast<long>(skip), exposed_times.end());
+    const double step_s = median(steady);
+    const double exposed_s = median(steady_exposed);
+    const double mfu = flops_per_step / step_s / (peak * context.size);
+    std::printf("gpudirect train: summary: %zu step(s), loss %.4f -> %.4f, median step %.1f ms, %s tokens/s, %.3f TFLOP/s, MFU %.1f%%, "
+                "exposed comm %.1f ms (%.1f%% of the step), parameters identical on all %d rank(s)\n",
+                step_times.size(), first_loss, last_loss, step_s * 1e3, format_count(tokens_per_step / step_s).c_str(),
+                flops_per_step / step_s / 1e12, mfu * 100, exposed_s * 1e3, 100 * exposed_s / step_s, context.size);
+    write_json({{"type", "summary"}, {"steps", step_times.size()}, {"first_loss", first_loss}, {"last_loss", last_loss},
+                {"median_step_ms", step_s * 1e3}, {"tokens_per_s", tokens_per_step / step_s}, {"tflops", flops_per_step / step_s / 1e12},
+                {"mfu", mfu}, {"median_exposed_comm_ms", exposed_s * 1e3}, {"exit_code", status}});
+  }
+  if (json) std::fclose(json);
+  communicator->synchronize();
+  if (session.store) session.store->barrier("train/end");
+  return status;
+}
+
+}  // namespace
+
+void register_train(CLI::App& app, CommandContext& context) {
+  auto o = std::make_shared<TrainOptions>();
+  CLI::App* cmd = app.add_subcommand("train",
+      "Data-parallel GPT training steps on every rank of the job (the cluster's end-to-end check): loss, step time, "
+      "tokens/s, TFLOP/s, MFU (6N+6LCT FLOPs per token) and exposed communication per step. Today the model is the "
+      "fp32 CPU reference with collectives over libfabric on host memory. Exit codes: 0 ok, 1 failure (I/O, "
+      "communication, refused checkpoint), 6 usage, 8 parameters differ between ranks at the end, 10 stopped by "
+      "SIGTERM/SIGUSR1 after finishing the step (checkpoint written when --checkpoint is given; rerun with --resume).");
+  cmd->add_option("--preset", o->preset, "model and batch shape: tiny (L2 H4 C64 T64 V512 B4), gpt2-124m (L12 H12 C768 T1024 V50257 B8), gpt3-5b (L24 H32 C4096 T2048 V50257 B4) (default tiny)");
+  cmd->add_option("--layers", o->layers, "override the preset's layer count");
+  cmd->add_option("--heads", o->heads, "override the attention heads");
+  cmd->add_option("--width", o->width, "override the model width C (the MLP is 4C)");
+  cmd->add_option("--seq-len", o->seq_len, "override the sequence length T");
+  cmd->add_option("--vocab", o->vocab, "override the vocabulary size V");
+  cmd->add_option("--micro-batch", o->micro_batch, "override sequences per rank per forward/backward");
+  cmd->add_option("--grad-accum", o->grad_accum, "override micro-batches per optimizer step");
+  cmd->add_option("--seed", o->seed, "seed of the initial weights and the mock data (default 1337)");
+  cmd->add_option("--steps", o->steps, "optimizer steps to run in total, counting steps done before a --resume (default 10)");
+  cmd->add_option("--lr", o->lr, "peak learning rate (default 6e-4)");
+  cmd->add_option("--min-lr", o->min_lr, "learning rate at the end of the cosine decay (default lr/10)");
+  cmd->add_option("--warmup", o->warmup, "linear warmup steps (default 10% of the schedule, at most 100)");
+  cmd->add_option("--lr-steps", o->lr_steps, "length of the cosine schedule (default --steps)");
+  cmd->add_option("--weight-decay", o->weight_decay, "AdamW decoupled weight decay on matrices and embeddings (default 0.1)");
+  cmd->add_option("--grad-clip", o->grad_clip, "clip the global gradient norm to this, 0 for off (default 1.0)");
+  cmd->add_option("--data", o->data,
+                  "mock (learnable sequences: the loss falls), mock-uniform (uniform random tokens), or FILE: uint16 tokens, "
+                  "either llm.c's .bin (256 int32 header, magic 20240520, version 1) or a raw uint16 file as nanoGPT's "
+                  "train.bin; rank r reads its own sequences of every step's global batch (default mock)");
+  cmd->add_flag("--zero1", o->zero1, "ZeRO-1: reduce-scatter gradients, shard the AdamW state, all-gather parameters");
+  cmd->add_option("--checkpoint", o->checkpoint, "checkpoint file: written atomically at the end, every --checkpoint-every steps and on SIGTERM/SIGUSR1 (rank 0 writes it)");
+  cmd->add_option("--checkpoint-every", o->checkpoint_every, "also write the checkpoint every N steps (default 0: off)");
+  cmd->add_flag("--resume", o->resume, "continue from --checkpoint (starts at step 0 when the file does not exist yet); the same settings are required");
+  cmd->add_option("--threads", o->threads, "CPU threads per rank (default: the rank's CPUs, shared among local ranks when unbound)");
+  cmd->add_option("--backend", o->backend, "auto, libfabric or nccl; auto picks the CPU model over libfabric (the CUDA model is a later release)");
+  cmd->add_option("-J,--json", o->json, "write one JSON object per line: start, every step, summary (rank 0; appended on --resume)");
+  cmd->add_option("--peak-tflops", o->peak_tflops, "peak FLOP/s per rank in TFLOP/s for MFU (default: measured with a short sgemm probe)");
+  cmd->add_option("--progress-seconds", o->progress_seconds, "print a progress line when a step runs longer than this, 0 for never (default 10)");
+  cmd->add_option("--bucket-mib", o->bucket_mib, "gradient bucket size in MiB (default 25, as PyTorch DDP)");
+  cmd->add_option("--first-bucket-mib", o->first_bucket_mib, "size of the first (last layers') bucket in MiB (default 1)");
+  cmd->callback([o, &context] {
+    int& exit_code = context.exit_code;
+    try {
+      exit_code = run_train(*o, context.session);
+    } catch (const UsageError& e) {
+      std::fprintf(stderr, "gpudirect train: %s\n", e.what());
+      exit_code = kExitUsage;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gpudirect train: %s\n", e.what());
+      exit_code = kExitFailure;
+    }
+  });
+}
+
+}  // namespace gpudirect::launcher

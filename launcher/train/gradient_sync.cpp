@@ -1,0 +1,186 @@
+#include "train/gradient_sync.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace gpudirect::train {
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+}  // namespace
+
+GradientSync::GradientSync(comm::Communicator& comm, const ParameterLayout& layout, bool zero1, std::size_t first_bucket_bytes,
+                           std::size_t bucket_bytes)
+    : comm_(comm),
+      zero1_(zero1 && comm.size() > 1),
+      world_(comm.size()),
+      rank_(comm.rank()),
+      buckets_(plan_buckets(layout.tensors(), first_bucket_bytes, bucket_bytes)),
+      tracker_(buckets_) {
+  if (!zero1_) {
+    owned_.push_back({0, layout.total()});
+    return;
+  }
+  for (std::size_t b = 0; b < buckets_.size(); ++b) {
+    const std::size_t size = chunk(b);
+    const std::size_t begin = std::min(buckets_[b].count, static_cast<std::size_t>(rank_) * size);
+    const std::size_t end = std::min(buckets_[b].count, begin + size);
+    if (end > begin) owned_.push_back({buckets_[b].offset + begin, end - begin});
+    auto* buffer = static_cast<float*>(comm_.allocate(size * static_cast<std::size_t>(world_) * sizeof(float)));
+    std::fill(buffer, buffer + size * static_cast<std::size_t>(world_), 0.0f);
+    staging_.push_back(buffer);
+  }
+  std::sort(owned_.begin(), owned_.end(), [](const Segment& a, const Segment& b) { return a.offset < b.offset; });
+}
+
+GradientSync::~GradientSync() {
+  for (auto& request : pending_) {
+    try {
+      if (request) request->wait();
+    } catch (...) {  // a failed collective has already been reported by finish()
+    }
+  }
+  for (float* buffer : staging_) comm_.release(buffer);
+}
+
+std::size_t GradientSync::chunk(std::size_t bucket) const {
+  const auto w = static_cast<std::size_t>(world_);
+  return (buckets_[bucket].count + w - 1) / w;
+}
+
+void GradientSync::begin(std::span<float> gradients) {
+  gradients_ = gradients;
+  tracker_.reset();
+  pending_.clear();
+}
+
+GradientReady GradientSync::on_ready() {
+  return [this](std::size_t offset, std::size_t count) {
+    for (const std::size_t bucket : tracker_.mark_ready(offset, count)) launch(bucket);
+  };
+}
+
+void GradientSync::launch(std::size_t b) {
+  if (world_ == 1) return;
+  float* grads = gradients_.data() + buckets_[b].offset;
+  if (!zero1_) {
+    pending_.push_back(comm_.all_reduce(grads, grads, buckets_[b].count, comm::DataType::float32, comm::ReduceOp::avg));
+    return;
+  }
+  const std::size_t size = chunk(b);
+  std::memcpy(staging_[b], grads, buckets_[b].count * sizeof(float));
+  // The padding beyond count stays zero from the constructor and from gather_parameters.
+  std::fill(staging_[b] + buckets_[b].count, staging_[b] + size * static_cast<std::size_t>(world_), 0.0f);
+  pending_.push_back(comm_.reduce_scatter(staging_[b], staging_[b] + static_cast<std::size_t>(rank_) * size, size,
+                                          comm::DataType::float32, comm::ReduceOp::avg));
+}
+
+double GradientSync::finish() {
+  for (std::size_t b = tracker_.launched(); b < buckets_.size(); ++b) {
+    tracker_.mark_ready(buckets_[b].offset, buckets_[b].count);
+    launch(b);
+  }
+  const auto start = Clock::now();
+  for (auto& request : pending_) request->wait();
+  pending_.clear();
+  if (zero1_) {
+    for (std::size_t b = 0; b < buckets_.size(); ++b) {
+      const std::size_t size = chunk(b);
+      const std::size_t begin = std::min(buckets_[b].count, static_cast<std::size_t>(rank_) * size);
+      const std::size_t end = std::min(buckets_[b].count, begin + size);
+      std::memcpy(gradients_.data() + buckets_[b].offset + begin, staging_[b] + begin, (end - begin) * sizeof(float));
+    }
+  }
+  return seconds_since(start);
+}
+
+double GradientSync::global_sum_of_squares(std::span<const float> gradients, double& comm_seconds) {
+  double sum = 0;
+  for (const Segment& s : owned_) sum += sum_of_squares(gradients.subspan(s.offset, s.count));
+  if (zero1_) {
+    const auto start = Clock::now();
+    comm_.all_reduce(&sum, &sum, 1, comm::DataType::float64, comm::ReduceOp::sum)->wait();
+    comm_seconds += seconds_since(start);
+  }
+  return sum;
+}
+
+double GradientSync::gather_parameters(std::span<float> parameters) {
+  if (!zero1_) return 0;
+  const auto start = Clock::now();
+  std::vector<std::unique_ptr<comm::Request>> requests;
+  for (std::size_t b = 0; b < buckets_.size(); ++b) {
+    const std::size_t size = chunk(b);
+    float* buffer = staging_[b];
+    std::fill(buffer, buffer + size * static_cast<std::size_t>(world_), 0.0f);
+    std::memcpy(buffer, parameters.data() + buckets_[b].offset, buckets_[b].count * sizeof(float));
+    float* mine = buffer + static_cast<std::size_t>(rank_) * size;
+    requests.push_back(comm_.all_gather(mine, buffer, size, comm::DataType::float32));
+  }
+  for (std::size_t b = 0; b < buckets_.size(); ++b) {
+    requests[b]->wait();
+    std::memcpy(parameters.data() + buckets_[b].offset, staging_[b], buckets_[b].count * sizeof(float));
+  }
+  return seconds_since(start);
+}
+
+void GradientSync::gather_state(std::span<const float> shard, std::span<float> full) {
+  if (!zero1_) {
+    std::copy(shard.begin(), shard.end(), full.begin());
+    return;
+  }
+  for (std::size_t b = 0; b < buckets_.size(); ++b) {
+    const std::size_t size = chunk(b);
+    float* buffer = staging_[b];
+    std::fill(buffer, buffer + size * static_cast<std::size_t>(world_), 0.0f);
+    const std::size_t begin = std::min(buckets_[b].count, static_cast<std::size_t>(rank_) * size);
+    const std::size_t end = std::min(buckets_[b].count, begin + size);
+    // Where this bucket's owned segment sits in the shard (owned_ is sorted by offset, as the shard).
+    std::size_t shard_at = 0;
+    for (const Segment& s : owned_) {
+      if (s.offset == buckets_[b].offset + begin) break;
+      shard_at += s.count;
+    }
+    std::memcpy(buffer + begin, shard.data() + shard_at, (end - begin) * sizeof(float));
+    comm_.all_gather(buffer + static_cast<std::size_t>(rank_) * size, buffer, size, comm::DataType::float32)->wait();
+    std::memcpy(full.data() + buckets_[b].offset, buffer, buckets_[b].count * sizeof(float));
+  }
+}
+
+void GradientSync::scatter_state(std::span<const float> full, std::span<float> shard) const {
+  std::size_t at = 0;
+  for (const Segment& s : owned_) {
+    std::copy_n(full.begin() + static_cast<long>(s.offset), s.count, shard.begin() + static_cast<long>(at));
+    at += s.count;
+  }
+}
+
+void broadcast_parameters(comm::Communicator& comm, std::span<float> parameters) {
+  if (comm.size() == 1) return;
+  comm.broadcast(parameters.data(), parameters.data(), parameters.size(), comm::DataType::float32, 0)->wait();
+}
+
+std::uint64_t parameter_checksum(std::span<const float> parameters) {
+  std::uint64_t hash = 1469598103934665603ULL;  // FNV-1a over 32-bit words
+  for (const float value : parameters) {
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, &value, sizeof(bits));
+    hash = (hash ^ bits) * 1099511628211ULL;
+  }
+  return hash;
+}
+
+std::vector<int> ranks_with_different_parameters(comm::Communicator& comm, std::span<const float> parameters) {
+  const std::uint64_t mine = parameter_checksum(parameters);
+  std::vector<std::uint64_t> all(static_cast<std::size_t>(comm.size()));
+  if (comm.size() == 1) return {};
+  comm.all_gather(&mine, all.data(), 1, comm::DataType::uint64)->wait();
+  std::vector<int> different;
+  for (int r = 1; r < comm.size(); ++r)
+    if (all[static_cast<std::size_t>(r)] != all[0]) different.push_back(r);
+  return different;
+}
+
+}  // namespace gpudirect::train

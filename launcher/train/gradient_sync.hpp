@@ -1,0 +1,73 @@
+// Data parallelism over a Communicator: the gradient buckets are averaged across ranks as soon as
+// backward has finished them (all-reduce, or reduce-scatter under ZeRO-1), so communication overlaps
+// the backward of earlier layers; what is left to wait for after backward is the exposed time.
+// Under ZeRO-1 each rank owns 1/world of every bucket: it updates only those elements (its AdamW
+// state is that size) and the updated parameters are all-gathered afterwards.
+#pragma once
+
+#include "comm/communicator.hpp"
+#include "train/gradient_buckets.hpp"
+#include "train/model.hpp"
+#include "train/optimizer.hpp"
+
+#include <chrono>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace gpudirect::train {
+
+class GradientSync {
+ public:
+  GradientSync(comm::Communicator& comm, const ParameterLayout& layout, bool zero1,
+               std::size_t first_bucket_bytes = kFirstBucketBytes, std::size_t bucket_bytes = kBucketBytes);
+  ~GradientSync();
+  GradientSync(const GradientSync&) = delete;
+  GradientSync& operator=(const GradientSync&) = delete;
+
+  // Call before the last micro-batch's backward; pass on_ready() to the model for that micro-batch.
+  void begin(std::span<float> gradients);
+  GradientReady on_ready();
+  // Launches any bucket the model did not report, waits for all of them and leaves the averaged
+  // gradients in the owned segments (all of the buffer without ZeRO-1). Returns the seconds spent
+  // waiting here (communication that backward did not hide).
+  double finish();
+
+  // The elements this rank's optimizer updates.
+  const std::vector<Segment>& owned() const { return owned_; }
+  // The global sum of squares of the averaged gradients (one small all-reduce under ZeRO-1).
+  double global_sum_of_squares(std::span<const float> gradients, double& comm_seconds);
+  // Under ZeRO-1: every rank's updated elements to every rank. Returns seconds spent. No-op otherwise.
+  double gather_parameters(std::span<float> parameters);
+  // Under ZeRO-1: the full AdamW moments assembled from every rank's shard (for a checkpoint), and back.
+  void gather_state(std::span<const float> shard, std::span<float> full);
+  void scatter_state(std::span<const float> full, std::span<float> shard) const;
+
+  const std::vector<Bucket>& buckets() const { return buckets_; }
+  bool zero1() const { return zero1_; }
+
+ private:
+  void launch(std::size_t bucket);
+  std::size_t chunk(std::size_t bucket) const;
+
+  comm::Communicator& comm_;
+  bool zero1_;
+  int world_, rank_;
+  std::vector<Bucket> buckets_;
+  BucketTracker tracker_;
+  std::vector<std::unique_ptr<comm::Request>> pending_;
+  std::vector<Segment> owned_;
+  std::vector<float*> staging_;  // ZeRO-1: one padded buffer per bucket (chunk * world floats)
+  std::span<float> gradients_;
+};
+
+// Rank 0's parameters to every rank.
+void broadcast_parameters(comm::Communicator& comm, std::span<float> parameters);
+
+// A 64-bit checksum of the parameter bytes.
+std::uint64_t parameter_checksum(std::span<const float> parameters);
+
+// Every rank's checksum; the ranks whose parameters differ from rank 0's (empty when all agree).
+std::vector<int> ranks_with_different_parameters(comm::Communicator& comm, std::span<const float> parameters);
+
+}  // namespace gpudirect::train
