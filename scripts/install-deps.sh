@@ -8,7 +8,8 @@ packages=(build-essential cmake ninja-build pkg-config git python3 procps iprout
   libhwloc-dev hwloc libfabric-dev libfabric-bin libxml2-dev catch2 libcli11-dev nlohmann-json3-dev
   libslurm-dev slurm-wlm-basic-plugins-dev slurmctld slurmd slurm-client munge
   libopenblas-dev python3-torch python3-matplotlib  # CPU training; the PyTorch oracle; plots
-  python3-yaml lintian)  # blueprint checks; the .deb test
+  python3-yaml lintian  # blueprint checks; the .deb test
+  clang libclang-rt-14-dev valgrind)  # scripts/fuzz.sh (libFuzzer); the plugin's leak check
 
 missing=()
 for p in "${packages[@]}"; do

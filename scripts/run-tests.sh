@@ -2,7 +2,9 @@
 # Builds gpudirect-slurm and runs every test:
 #   1. release build with warnings as errors: unit tests + integration tests against a real local
 #      Slurm (munge, slurmctld, two slurmd in network namespaces, fake GPUs through gres);
-#   2. AddressSanitizer/UBSan build: the unit tests again.
+#   2. AddressSanitizer/UBSan build: the unit tests again;
+#   3. libFuzzer (clang, core only): every parser of outside input fuzzed a few seconds
+#      (scripts/fuzz.sh; FUZZ_SECONDS=N per target, default 6).
 # Needs root (the local cluster creates namespaces and runs Slurm daemons). Installs its Debian
 # packages itself. Usage: sudo scripts/run-tests.sh [--unit-only]
 set -euo pipefail
@@ -11,7 +13,7 @@ cd "$(dirname "$0")/.."
 unit_only=0
 case "${1:-}" in
   --unit-only) unit_only=1 ;;
-  -h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   "") ;;
   *) echo "run-tests.sh: unknown argument '$1' (try --help)" >&2; exit 6 ;;
 esac
@@ -43,3 +45,6 @@ cmake --build --preset ci-asan --target unit_tests
 
 step "unit tests under ASan/UBSan"
 ctest --preset ci-asan -L unit
+
+step "fuzzing every parser of outside input (libFuzzer, ${FUZZ_SECONDS:-6} s per target)"
+scripts/fuzz.sh "${FUZZ_SECONDS:-6}"

@@ -129,7 +129,7 @@ NodePlan plan_node(const Topology& topology) {
   for (int g : fallback_gpus) fallback_by_numa[gpu_at(g).numa_node].push_back(g);
   for (const auto& [numa, gpus] : fallback_by_numa) {
     const int package = gpu_at(gpus.front()).package;
-    const auto distance_key = [&](int n) {
+    const auto distance_key = [&, numa = numa](int n) {  // clang 14 (fuzz preset) cannot capture a structured binding
       const Nic& nic = nic_at(n);
       const bool other_package = package >= 0 && nic.package >= 0 && nic.package != package;
       return std::pair<unsigned, bool>{numa_distance(topology, numa, nic.numa_node), other_package};

@@ -28,15 +28,15 @@ std::vector<int> parse_index_list(const std::string& text, const std::string& wh
   for (const std::string_view field : split(text, ',')) {
     const std::string_view item = trim(field);
     if (item.starts_with("GPU-") || item.starts_with("MIG-"))
-      throw std::invalid_argument(what + "=" + text + " names GPUs by UUID, which is not supported: "
+      throw std::invalid_argument(what + "=" + quote_bounded(text) + " names GPUs by UUID, which is not supported: "
                                   "set CUDA_VISIBLE_DEVICES by index (Slurm does so by default)");
     const auto parsed = try_parse_integer<int>(item, 0, 1 << 20);
     if (!parsed)
-      throw std::invalid_argument(what + "=" + text + " is not a comma-separated list of GPU indices (item '" +
-                                  std::string(item) + "')");
+      throw std::invalid_argument(what + "=" + quote_bounded(text) + " is not a comma-separated list of GPU indices (item '" +
+                                  quote_bounded(item) + "')");
     const int value = *parsed;
     if (std::find(out.begin(), out.end(), value) != out.end())
-      throw std::invalid_argument(what + "=" + text + " lists GPU " + std::to_string(value) + " twice");
+      throw std::invalid_argument(what + "=" + quote_bounded(text) + " lists GPU " + std::to_string(value) + " twice");
     out.push_back(value);
   }
   return out;

@@ -11,7 +11,7 @@ namespace {
 constexpr std::size_t kMaxHosts = 1 << 20;  // bounds memory on a hostile "n[0-999999999]"
 
 [[noreturn]] void bad(std::string_view list, const std::string& why) {
-  throw std::invalid_argument("invalid host list '" + std::string(list) + "': " + why);
+  throw std::invalid_argument("invalid host list '" + quote_bounded(list, 128) + "': " + why);
 }
 
 // "01-03,7" -> {"01","02","03","7"}
@@ -28,11 +28,11 @@ std::vector<std::string> expand_ranges(std::string_view ranges, std::string_view
     const std::string_view last = dash == std::string_view::npos ? first : item.substr(dash + 1);
     auto parse = [&](std::string_view digits) {
       const auto value = try_parse_integer<unsigned long>(digits, 0, std::numeric_limits<unsigned long>::max());
-      if (!value) bad(list, "'" + std::string(item) + "' is not a number or a range");
+      if (!value) bad(list, "'" + quote_bounded(item) + "' is not a number or a range");
       return *value;
     };
     const unsigned long lo = parse(first), hi = parse(last);
-    if (hi < lo) bad(list, "range '" + std::string(item) + "' runs backwards");
+    if (hi < lo) bad(list, "range '" + quote_bounded(item) + "' runs backwards");
     if (hi - lo > kMaxHosts || out.size() + (hi - lo) > kMaxHosts) bad(list, "too many hosts");
     const std::size_t width = first.size();
     for (unsigned long v = lo; v <= hi; ++v) {
@@ -86,6 +86,7 @@ std::vector<std::string> expand_hostlist(std::string_view list) {
       const std::string_view item = trim(list.substr(start, i - start));
       if (item.empty()) bad(list, "empty host name");
       expand_one(item, list, hosts);
+      if (hosts.size() > kMaxHosts) bad(list, "too many hosts");  // summed over the items too
       start = i + 1;
     }
   }

@@ -1,5 +1,7 @@
 #include "gpudirect/mode.hpp"
 
+#include "gpudirect/text.hpp"
+
 #include <array>
 #include <stdexcept>
 #include <utility>
@@ -11,7 +13,7 @@ constexpr std::array<std::pair<std::string_view, Mode>, 5> kModes{{
     {"auto", Mode::auto_detect}, {"tcpxo", Mode::tcpxo}, {"tcpx", Mode::tcpx}, {"rdma", Mode::rdma}, {"off", Mode::off}}};
 
 [[noreturn]] void reject(std::string_view value) {
-  throw std::invalid_argument("invalid --gpu-direct value '" + std::string(value) + "': " + valid_modes_message());
+  throw std::invalid_argument("invalid --gpu-direct value '" + quote_bounded(value) + "': " + valid_modes_message());
 }
 
 }  // namespace

@@ -16,6 +16,23 @@ bool valid_name(const std::string& name) {
   });
 }
 
+// A profile may set only the families it exists for (docs/profiles.md): never PATH, LD_PRELOAD,
+// or anything else that would change what the task runs.
+bool allowed_name(const std::string& name) {
+  return name.starts_with("NCCL_") || name.starts_with("FI_") || name.starts_with("GPUDIRECT_") || name == "LD_LIBRARY_PATH";
+}
+
+bool has_control_bytes(const std::string& text) {
+  return std::any_of(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f; });
+}
+
+// <dir>/<name>.conf must stay inside dir.
+bool is_profile_name(const std::string& name) {
+  return !name.empty() && name.size() <= 64 && name.front() != '.' && std::all_of(name.begin(), name.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+         });
+}
+
 bool is_known(const std::string& placeholder) {
   const auto& known = known_placeholders();
   return std::find(known.begin(), known.end(), placeholder) != known.end();
@@ -28,7 +45,7 @@ std::string expand(const std::string& value, const std::string& where, Use use) 
   for (std::size_t i = 0; i < value.size();) {
     if (value.compare(i, 2, "${") == 0) {
       const auto close = value.find('}', i + 2);
-      if (close == std::string::npos) throw ProfileError(where + ": unterminated ${ in '" + value + "'");
+      if (close == std::string::npos) throw ProfileError(where + ": unterminated ${ in '" + quote_bounded(value) + "'");
       out += use(value.substr(i + 2, close - i - 2));
       i = close + 1;
     } else {
@@ -63,7 +80,7 @@ NetworkProfile parse_profile(const std::string& text, const std::string& name, c
       const auto colon = line.find(':');
       if (colon == std::string::npos) throw ProfileError(where + ": expected 'when PLACEHOLDER: NAME=value'");
       entry.condition = trim(line.substr(5, colon - 5));
-      if (!is_known(entry.condition)) throw ProfileError(where + ": unknown placeholder '" + entry.condition + "'");
+      if (!is_known(entry.condition)) throw ProfileError(where + ": unknown placeholder '" + quote_bounded(entry.condition) + "'");
       line = trim(line.substr(colon + 1));
     }
     const auto eq = line.find('=');
@@ -77,10 +94,16 @@ NetworkProfile parse_profile(const std::string& text, const std::string& name, c
       lhs.pop_back();
     }
     entry.name = trim(lhs);
-    if (!valid_name(entry.name)) throw ProfileError(where + ": '" + entry.name + "' is not a valid variable name");
+    if (!valid_name(entry.name))
+      throw ProfileError(where + ": '" + quote_bounded(entry.name) + "' is not a valid variable name");
+    if (!allowed_name(entry.name))
+      throw ProfileError(where + ": " + entry.name +
+                         " is outside the variables a profile may set (NCCL_*, FI_*, GPUDIRECT_*, LD_LIBRARY_PATH)");
     entry.value_template = line.substr(eq + 1);
+    if (has_control_bytes(entry.value_template))
+      throw ProfileError(where + ": control characters in the value of " + entry.name);
     expand(entry.value_template, where, [&](const std::string& placeholder) {
-      if (!is_known(placeholder)) throw ProfileError(where + ": unknown placeholder ${" + placeholder + "}");
+      if (!is_known(placeholder)) throw ProfileError(where + ": unknown placeholder ${" + quote_bounded(placeholder) + "}");
       return std::string();
     });
     profile.lines.push_back(std::move(entry));
@@ -89,6 +112,9 @@ NetworkProfile parse_profile(const std::string& text, const std::string& name, c
 }
 
 NetworkProfile load_profile(const std::string& name, const std::vector<std::string>& dirs) {
+  if (!is_profile_name(name))
+    throw ProfileError("network profile name '" + quote_bounded(name) +
+                       "' is not a plain name (letters, digits, '-', '_', '.'): profiles are read only from the profile directories");
   std::string looked;
   for (const std::string& dir : dirs) {
     const std::string path = dir + "/" + name + ".conf";

@@ -2,6 +2,7 @@
 
 #include "gpudirect/text.hpp"
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
@@ -16,7 +17,7 @@ constexpr const char* kKeys =
     "default, lib_dir, profile_dir, profile.tcpxo, topology, cpu_bind, rxdm_ready, rxdm_timeout, verbose";
 
 [[noreturn]] void reject(const std::string& arg, const std::string& why) {
-  throw std::invalid_argument("plugstack argument '" + arg + "': " + why);
+  throw std::invalid_argument("plugstack argument '" + quote_bounded(arg, 128) + "': " + why);
 }
 
 bool parse_bool(const std::string& arg, const std::string& value) {
@@ -25,9 +26,22 @@ bool parse_bool(const std::string& arg, const std::string& value) {
   reject(arg, "expected on or off");
 }
 
+// The plugin reads these paths as root: absolute, printable, no '..' component, bounded length.
 std::string absolute_path(const std::string& arg, const std::string& value) {
   if (value.front() != '/') reject(arg, "expected an absolute path");
+  if (value.size() > 4096) reject(arg, "path longer than 4096 bytes");
+  if (std::any_of(value.begin(), value.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
+    reject(arg, "control characters in a path");
+  for (const std::string_view component : split(value, '/'))
+    if (component == "..") reject(arg, "'..' in a path: give the real directory");
   return value;
+}
+
+// A profile name becomes <dir>/<name>.conf: letters, digits, '-', '_', '.', not starting with '.'.
+bool is_profile_name(const std::string& value) {
+  return value.size() <= 64 && value.front() != '.' && std::all_of(value.begin(), value.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+         });
 }
 
 }  // namespace
@@ -53,7 +67,7 @@ PluginConfig parse_plugin_config(const std::vector<std::string>& args) {
     } else if (key == "profile_dir") {
       config.profile_dir = absolute_path(arg, value);
     } else if (key == "profile.tcpxo") {
-      if (value.find('/') != std::string::npos || value.front() == '.') reject(arg, "expected a profile name such as tcpxo-simple");
+      if (!is_profile_name(value)) reject(arg, "expected a profile name such as tcpxo-simple (letters, digits, '-', '_', '.')");
       config.tcpxo_profile = value;
     } else if (key == "topology") {
       config.topology = absolute_path(arg, value);

@@ -9,7 +9,7 @@ namespace gpudirect {
 
 int tasks_on_node(const std::string& per_node, int node) {
   const auto malformed = [&] {
-    return std::invalid_argument("SLURM_STEP_TASKS_PER_NODE=" + per_node + " is not Slurm's N(xM),... form");
+    return std::invalid_argument("SLURM_STEP_TASKS_PER_NODE=" + quote_bounded(per_node) + " is not Slurm's N(xM),... form");
   };
   // The whole list is checked, not just the part before `node`: a malformed one is refused everywhere.
   int index = 0;
@@ -26,10 +26,11 @@ int tasks_on_node(const std::string& per_node, int node) {
     const auto repeat = try_parse_integer<int>(repeat_text, 1, 1 << 20);
     if (!count || !repeat) throw malformed();
     if (!found && node < index + *repeat) found = *count;
+    if (index > (1 << 24)) throw malformed();  // more nodes than any cluster; keeps the sum from overflowing
     index += *repeat;
   }
   if (found) return *found;
-  throw std::invalid_argument("SLURM_STEP_TASKS_PER_NODE=" + per_node + " has no entry for node " + std::to_string(node));
+  throw std::invalid_argument("SLURM_STEP_TASKS_PER_NODE=" + quote_bounded(per_node) + " has no entry for node " + std::to_string(node));
 }
 
 }  // namespace gpudirect

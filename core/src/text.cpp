@@ -69,6 +69,23 @@ std::optional<double> try_parse_number(std::string_view text) {
   return parsed->first;
 }
 
+std::string quote_bounded(std::string_view value, std::size_t max_bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < value.size() && i < max_bytes; ++i) {
+    const auto byte = static_cast<unsigned char>(value[i]);
+    if (byte < 0x20 || byte >= 0x7f || byte == '\\') {
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xf];
+    } else {
+      out += static_cast<char>(byte);
+    }
+  }
+  if (value.size() > max_bytes) out += "... (" + std::to_string(value.size()) + " bytes)";
+  return out;
+}
+
 std::string host_name() {
   char name[256] = {};
   if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "unknown-host";

@@ -53,4 +53,27 @@ expect_contains "rdma without RDMA NICs: message" "needs RDMA NICs" "$out"
 run srun -N1 -n1 --gpu-direct=auto,verbose --gpus-per-task=1 bash -c 'echo ${GPUDIRECT_MODE-unset}'
 expect_contains "auto picks tcpxo where the TCPXO plugin is installed" "tcpxo" "$out"
 
+# Hostile --gpu-direct values: refused before a job exists, quoted escaped and cut short.
+run srun -N1 -n1 --gpu-direct="$(printf 'tcpxo\nNCCL_NET=evil')" true
+[ $rc -ne 0 ] && pass "a value with a newline is refused ($rc)" || fail "a value with a newline was accepted" "$out"
+expect_contains "newline value: quoted on one line" "'tcpxo\x0aNCCL_NET=evil'" "$out"
+run srun -N1 -n1 --gpu-direct="tcpxo;$(head -c 20000 /dev/zero | tr '\0' x)" true
+# (srun's own "Invalid --gpu-direct argument" line repeats the whole value: Slurm's, not ours.)
+ours=$(grep 'gpudirect:' <<<"$out" || true)
+[ $rc -ne 0 ] && [ -n "$ours" ] && [ ${#ours} -lt 400 ] && pass "a 20 kB value is refused with a short message (${#ours} bytes)" ||
+  fail "a 20 kB value: rc $rc, the plugin's message is ${#ours} bytes" "${out:0:500}"
+
+# Node faults: the topology file missing or corrupt fails the task, naming the file.
+set_plugin_args "$(base_args | sed "s|topology=[^ ]*|topology=/nonexistent/topology.xml|")"
+run srun -N1 -n1 --gpus-per-task=1 --gpu-direct=tcpxo true
+[ $rc -ne 0 ] && pass "topology file missing: srun exits non-zero" || fail "missing topology file accepted" "$out"
+expect_contains "topology file missing: names the file" "/nonexistent/topology.xml" "$out"
+set_plugin_args "$(base_args | sed "s|topology=[^ ]*|topology=$SRC/tests/fixtures/malformed-truncated.xml|")"
+run srun -N1 -n1 --gpus-per-task=1 --gpu-direct=tcpxo true
+[ $rc -ne 0 ] && pass "topology file corrupt: srun exits non-zero" || fail "corrupt topology file accepted" "$out"
+expect_contains "topology file corrupt: says why" "not well-formed XML" "$out"
+# The same faults with the mode off: nothing is read, the step runs.
+run srun -N1 -n1 --gpu-direct=off true
+[ $rc -eq 0 ] && pass "corrupt topology file, --gpu-direct=off: the step runs" || fail "mode off failed on a corrupt topology" "$out"
+
 summary

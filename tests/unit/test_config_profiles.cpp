@@ -94,12 +94,12 @@ TEST_CASE("every shipped profile parses; rdma picks IB or EFA variables", "[prof
 }
 
 TEST_CASE("profile errors name the file and line", "[profile]") {
-  CHECK_THROWS_WITH(parse_profile("A=1\nnot a line\n", "x", "x.conf"), Catch::Contains("x.conf:2"));
-  CHECK_THROWS_WITH(parse_profile("A=${NOPE}\n", "x", "x.conf"), Catch::Contains("unknown placeholder ${NOPE}"));
-  CHECK_THROWS_WITH(parse_profile("A=${LIB_DIR\n", "x", "x.conf"), Catch::Contains("unterminated"));
+  CHECK_THROWS_WITH(parse_profile("NCCL_A=1\nnot a line\n", "x", "x.conf"), Catch::Contains("x.conf:2"));
+  CHECK_THROWS_WITH(parse_profile("NCCL_A=${NOPE}\n", "x", "x.conf"), Catch::Contains("unknown placeholder ${NOPE}"));
+  CHECK_THROWS_WITH(parse_profile("NCCL_A=${LIB_DIR\n", "x", "x.conf"), Catch::Contains("unterminated"));
   CHECK_THROWS_WITH(parse_profile("1A=2\n", "x", "x.conf"), Catch::Contains("not a valid variable name"));
-  CHECK_THROWS_WITH(parse_profile("when NOPE: A=1\n", "x", "x.conf"), Catch::Contains("unknown placeholder 'NOPE'"));
-  const auto p = parse_profile("# comment\n\nS=${CTRL_NIC}\n", "x", "x.conf");
+  CHECK_THROWS_WITH(parse_profile("when NOPE: NCCL_A=1\n", "x", "x.conf"), Catch::Contains("unknown placeholder 'NOPE'"));
+  const auto p = parse_profile("# comment\n\nNCCL_S=${CTRL_NIC}\n", "x", "x.conf");
   CHECK_THROWS_WITH(render(p, {}), Catch::Contains("${CTRL_NIC} is empty") && Catch::Contains("x.conf:3"));
   CHECK_THROWS_WITH(load_profile("nope", {"/nonexistent"}), Catch::Contains("/nonexistent/nope.conf"));
 }

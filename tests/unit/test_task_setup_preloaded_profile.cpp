@@ -18,13 +18,13 @@ TEST_CASE("plan_task renders a preloaded profile of the mode, and loads the righ
   CHECK(profile_name_for(in.config, Mode::tcpxo) == "tcpxo");
   CHECK(profile_name_for(in.config, Mode::rdma) == "rdma");
 
-  const NetworkProfile preloaded = parse_profile("MY_NIC=${TASK_NICS}\nMY_CTRL=${CTRL_NIC}\n", "tcpxo", "memory");
+  const NetworkProfile preloaded = parse_profile("NCCL_MY_NIC=${TASK_NICS}\nNCCL_MY_CTRL=${CTRL_NIC}\n", "tcpxo", "memory");
   in.profile = &preloaded;
   const auto env = apply_env(plan_task(t, plan, in).env, {});
-  CHECK(env.at("MY_NIC") == "enp13s0");
-  CHECK(env.at("MY_CTRL") == "enp0s12");
+  CHECK(env.at("NCCL_MY_NIC") == "enp13s0");
+  CHECK(env.at("NCCL_MY_CTRL") == "enp0s12");
 
-  const NetworkProfile other = parse_profile("X=1\n", "tcpxo-simple", "memory");
+  const NetworkProfile other = parse_profile("NCCL_X=1\n", "tcpxo-simple", "memory");
   in.profile = &other;
   CHECK_THROWS_WITH(plan_task(t, plan, in), Catch::Contains("network profile 'tcpxo' not found"));
 }

@@ -36,6 +36,11 @@ std::optional<double> try_parse_number(std::string_view text);
 // `text` does not start with one.
 std::optional<std::pair<double, std::string_view>> parse_number_prefix(std::string_view text);
 
+// A value from outside (a user's option, an environment variable, a file) made safe to quote in
+// one line of a message: at most `max_bytes` of it, control bytes and non-ASCII as \xNN, and
+// "... (N bytes)" when it was longer. "tcp\nx" -> "tcp\x0ax".
+std::string quote_bounded(std::string_view value, std::size_t max_bytes = 64);
+
 // This machine's host name as gethostname() gives it; "unknown-host" if it cannot.
 std::string host_name();
 
