@@ -3,6 +3,7 @@
 //                       [--batch B] [--threads N] [--steps S] [--warmup W]
 // Prints one line: "ours ms_median=... ms_min=... cpu_ms_median=... tokens_per_s=... gflops=... threads=N".
 #include "train/cpu/cpu_model.hpp"
+#include "train/cpu/openmp_wait_policy.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -16,6 +17,7 @@
 
 int main(int argc, char** argv) {
   using namespace gpudirect::train;
+  reexec_with_passive_openmp_wait(argv);  // as gpudirect-launch train does
   try {
     GptConfig config = preset_config("tiny");
     int threads = 0, steps = 10, warmup = 2;

@@ -1,6 +1,7 @@
 // gpudirect-launch: the companion binary that runs under srun, under torchrun-style launchers, or
 // standalone with --np N local ranks.
 #include "command_registry.hpp"
+#include "train/cpu/openmp_wait_policy.hpp"
 
 #include "bootstrap/local_spawn.hpp"
 #include "bootstrap/session.hpp"
@@ -45,10 +46,24 @@ int take_np(std::vector<std::string>& args) {
   return 0;
 }
 
+// The subcommand's name: the first argument that is neither an option nor the value of one of
+// the options main.cpp takes before it (--np, --rendezvous, --timeout).
+std::string subcommand_of(const std::vector<std::string>& args) {
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--np" || a == "--rendezvous" || a == "--timeout") { ++i; continue; }
+    if (!a.empty() && a[0] == '-') continue;
+    return a;
+  }
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
+  // Before any thread exists: the CPU model needs OpenMP's passive wait (see openmp_wait_policy.hpp).
+  if (subcommand_of(args) == "train") gpudirect::train::reexec_with_passive_openmp_wait(argv);
   if (const int ranks = take_np(args); ranks > 0) {
     try {
       return gpudirect::bootstrap::spawn_local_ranks(ranks, args);
