@@ -4,6 +4,7 @@
 
 #include "bootstrap/local_spawn.hpp"
 #include "bootstrap/store.hpp"
+#include "store_test_ranks.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -16,19 +17,10 @@
 #include <thread>
 
 using namespace gpudirect::bootstrap;
+using gpudirect::bootstrap::testing::rank_of;
 using namespace std::chrono_literals;
 
 namespace {
-
-LaunchContext rank_of(int rank, int size, int port) {
-  LaunchContext c;
-  c.rank = rank;
-  c.size = size;
-  c.rendezvous_host = "127.0.0.1";
-  c.rendezvous_port = port;
-  c.hostname = "host" + std::to_string(rank);
-  return c;
-}
 
 // A raw TCP client: connects (retrying until the server listens), writes bytes, reads what comes.
 class RawClient {

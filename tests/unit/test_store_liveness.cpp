@@ -5,26 +5,18 @@
 
 #include "bootstrap/local_spawn.hpp"
 #include "bootstrap/store.hpp"
+#include "store_test_ranks.hpp"
 
 #include <chrono>
 #include <thread>
 
 using namespace gpudirect::bootstrap;
+using gpudirect::bootstrap::testing::rank_of;
 using namespace std::chrono_literals;
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-LaunchContext rank_of(int rank, int size, int port) {
-  LaunchContext c;
-  c.rank = rank;
-  c.size = size;
-  c.rendezvous_host = "127.0.0.1";
-  c.rendezvous_port = port;
-  c.hostname = "host" + std::to_string(rank);
-  return c;
-}
 
 // Runs `size` ranks; rank `dying` leaves by an exception after the first barrier, the others
 // wait at a second barrier with a long timeout. Returns each survivor's error and wait time.

@@ -2,26 +2,15 @@
 
 #include "bootstrap/local_spawn.hpp"
 #include "bootstrap/store.hpp"
+#include "store_test_ranks.hpp"
 
 #include <chrono>
 #include <thread>
 
 using namespace gpudirect::bootstrap;
+using gpudirect::bootstrap::testing::rank_of;
 using namespace std::chrono_literals;
 
-namespace {
-
-LaunchContext rank_of(int rank, int size, int port) {
-  LaunchContext c;
-  c.rank = rank;
-  c.size = size;
-  c.rendezvous_host = "127.0.0.1";
-  c.rendezvous_port = port;
-  c.hostname = "host" + std::to_string(rank);
-  return c;
-}
-
-}  // namespace
 
 TEST_CASE("8 ranks: set/get, barrier, all_gather of large values", "[store]") {
   const int port = free_local_port(), size = 8;

@@ -1,0 +1,20 @@
+// The launch context of rank `rank` of `size` local test ranks whose rendezvous is 127.0.0.1:port.
+#pragma once
+
+#include "bootstrap/launch_context.hpp"
+
+#include <string>
+
+namespace gpudirect::bootstrap::testing {
+
+inline LaunchContext rank_of(int rank, int size, int port) {
+  LaunchContext c;
+  c.rank = rank;
+  c.size = size;
+  c.rendezvous_host = "127.0.0.1";
+  c.rendezvous_port = port;
+  c.hostname = "host" + std::to_string(rank);
+  return c;
+}
+
+}  // namespace gpudirect::bootstrap::testing
