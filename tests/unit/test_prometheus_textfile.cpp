@@ -80,7 +80,11 @@ TEST_CASE("values: NaN, +Inf, -Inf and the shortest decimal that reads back the 
   CHECK(format_value(187.5) == "187.5");
   CHECK(format_value(-0.25) == "-0.25");
   CHECK(format_value(1e-9) == "1e-09");
-  for (const double v : {0.1, 1.0 / 3, 123456789.123, 6.02e23, 4.9e-324}) CHECK(std::strtod(format_value(v).c_str(), nullptr) == v);
+  CHECK(format_value(1700000000) == "1700000000");
+  CHECK(format_value(-3) == "-3");
+  CHECK(format_value(-0.0) == "-0");
+  CHECK(format_value(1e20) == "1e+20");
+  for (const double v : {0.1, 1.0 / 3, 123456789.123, 6.02e23, 4.9e-324, 1e15, 999999999999999.0, 1700000000.25}) CHECK(std::strtod(format_value(v).c_str(), nullptr) == v);
 }
 
 TEST_CASE("a file renders HELP, TYPE and samples family by family, in the order declared", "[prometheus]") {
@@ -176,4 +180,14 @@ TEST_CASE("write works with a bare file name (the current directory)", "[prometh
   write_file_atomically("here.prom", "gpudirect_a 1\n");
   std::filesystem::current_path(previous);
   CHECK(read_all(dir.path / "here.prom") == "gpudirect_a 1\n");
+}
+
+TEST_CASE("check_writable refuses a missing directory or a directory as the file, naming the path", "[prometheus]") {
+  TempDir dir;
+  CHECK_NOTHROW(check_writable(dir.path / "new.prom"));
+  CHECK_THROWS_WITH(check_writable(dir.path / "missing" / "x.prom"),
+                    Catch::Contains((dir.path / "missing").string()) && Catch::Contains("does not exist"));
+  CHECK_THROWS_WITH(check_writable(dir.path), Catch::Contains("is a directory"));
+  CHECK_THROWS_WITH(check_writable(dir.path.string() + "/"), Catch::Contains("not a file name"));
+  CHECK(dir.entries().empty());  // checking writes nothing
 }

@@ -88,7 +88,9 @@ std::string format_value(double value) {
   if (std::isnan(value)) return "NaN";
   if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
   char text[64];
-  const auto result = std::to_chars(text, text + sizeof text, value);
+  // Whole numbers as integers (a timestamp reads 1700000000, not 1.7e+09); the rest in the shortest form.
+  const bool whole = std::abs(value) < 1e15 && value == std::trunc(value);
+  const auto result = whole ? std::to_chars(text, text + sizeof text, value, std::chars_format::fixed) : std::to_chars(text, text + sizeof text, value);
   return std::string(text, result.ptr);
 }
 
@@ -131,6 +133,18 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
     ::fsync(dir_fd);
     ::close(dir_fd);
   }
+}
+
+void check_writable(const std::filesystem::path& path) {
+  if (path.filename().empty()) throw std::runtime_error("metrics file " + path.string() + ": not a file name (it ends in '/')");
+  const std::filesystem::path directory = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
+  std::error_code error;
+  if (!std::filesystem::is_directory(directory, error))
+    throw std::runtime_error("metrics file " + path.string() + ": the directory " + directory.string() + " does not exist; create it first");
+  if (::access(directory.c_str(), W_OK | X_OK) != 0)
+    throw write_error(path, "cannot write in " + directory.string(), errno, "choose a directory this user may write to");
+  if (std::filesystem::is_directory(path, error))
+    throw std::runtime_error("metrics file " + path.string() + ": is a directory; give a file name such as " + (path / "gpudirect.prom").string());
 }
 
 PrometheusTextfile::Family& PrometheusTextfile::family(std::string_view name) {

@@ -35,7 +35,8 @@ bool is_valid_label_name(std::string_view name);
 std::string escape_label_value(std::string_view value);
 // A HELP text: \ -> \\, newline -> \n (quotes stay as they are).
 std::string escape_help(std::string_view help);
-// A sample value: "NaN", "+Inf", "-Inf", or the shortest decimal that reads back as the same double.
+// A sample value: "NaN", "+Inf", "-Inf", a whole number under 1e15 as an integer ("1700000000"),
+// else the shortest decimal that reads back as the same double ("0.1", "1e-09", "6.02e+23").
 std::string format_value(double value);
 
 // Replaces `path` with `content` so that a reader sees the old file or the new one, never a part:
@@ -44,6 +45,11 @@ std::string format_value(double value);
 // over `path`, then the directory fsync'ed. Throws std::runtime_error naming the path, the step
 // that failed and the system's reason; the temporary file is removed on failure.
 void write_file_atomically(const std::filesystem::path& path, std::string_view content);
+
+// Throws std::runtime_error (naming the path and how to fix it) when write_file_atomically(path)
+// could not work: the directory is missing or not writable, or `path` is a directory. For
+// commands that write their metrics at the end of a run, so a typo fails before the run.
+void check_writable(const std::filesystem::path& path);
 
 // Metric families and their samples, rendered family by family in the order declared.
 class PrometheusTextfile {
