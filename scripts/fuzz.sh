@@ -17,7 +17,7 @@ case "${1:-}" in
   *) seconds=$1; shift ;;
 esac
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(mode plugin_config network_profile hostlist slurm_tasks gpu_selection hwloc_xml nccl_xml)
+[ ${#targets[@]} -gt 0 ] || targets=(mode plugin_config network_profile hostlist slurm_tasks gpu_selection hwloc_xml nccl_xml store)
 
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found: install clang and libclang-rt-14-dev (scripts/install-deps.sh)" >&2; exit 1; }
 cmake --preset fuzz >/dev/null
