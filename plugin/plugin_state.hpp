@@ -29,6 +29,7 @@ struct PluginState {
   ModeRequest request;                // the user's --gpu-direct; empty mode when not given
   std::optional<NodeState> node;      // loaded once per step in user_init (remote)
   std::string node_error;             // why node could not be prepared; reported from task_init
+  std::string step_gpus_on_node;      // SLURM_STEP_GPUS (else SLURM_JOB_GPUS) of the step, read in user_init
 };
 
 PluginState& state();

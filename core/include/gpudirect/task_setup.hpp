@@ -32,6 +32,9 @@ struct TaskSetupInput {
   // The mode's network profile when the caller loaded it already (the plugin does so once per step,
   // before the tasks fork); null, or another profile than the mode needs: plan_task loads it.
   const NetworkProfile* profile = nullptr;
+  // The step's SLURM_STEP_GPUS on this node before Slurm narrowed it per task (GpuSelectionInput);
+  // the plugin reads it in user_init. "" when unknown.
+  std::string step_gpus_on_node;
 };
 
 struct TaskSetup {
