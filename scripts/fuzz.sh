@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # Fuzzes every parser of outside input (tests/fuzz/) with libFuzzer for a bounded time each:
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default 8 s each, every target)
-# Builds the preset `fuzz` (clang, core only) first. Each target starts from its seed corpus
-# tests/fuzz/corpus/<target>/ and grows a working corpus under build/fuzz/corpus/<target>/ (kept
-# between runs, not committed). A crash, leak, sanitizer report or hang (>10 s on one input) is
-# saved as tests/fuzz/regressions/<target>/<kind>-<sha1>: commit it with the fix, and the unit
-# tests replay it forever (ctest -L unit: "fuzz inputs replay <target>"). Exit status 1 when any
-# target failed. The last line per target gives executions and corpus size (docs/reliability.md).
+# Builds the preset `fuzz` (clang: core, and the launcher's rendezvous store for `store`) first.
+# Each target starts from its seed corpus tests/fuzz/corpus/<target>/ and grows a working corpus
+# under build/fuzz/corpus/<target>/ (kept between runs, not committed). A crash, leak, sanitizer
+# report or hang (>10 s on one input) is saved as tests/fuzz/regressions/<target>/<kind>-<sha1>:
+# commit it with the fix, and the unit tests replay it forever (ctest -L unit: "fuzz inputs replay
+# <target>"). Exit status 1 when any target failed. The last line per target gives executions and
+# corpus size (docs/reliability.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=8
 case "${1:-}" in
-  -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   ''|*[!0-9]*) ;;
   *) seconds=$1; shift ;;
 esac
