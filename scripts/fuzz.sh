@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 
 seconds=8
 case "${1:-}" in
-  -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   ''|*[!0-9]*) ;;
   *) seconds=$1; shift ;;
 esac
