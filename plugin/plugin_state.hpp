@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "spank.hpp"
 
@@ -21,6 +22,7 @@ struct NodeState {
   NodeFacts facts;
   ModeDecision mode;  // resolve_mode's answer for this step on this node
   std::optional<NetworkProfile> profile;  // the step's mode's profile, read once before tasks fork
+  std::optional<std::vector<std::string>> interfaces;  // the node's network interfaces (if_nameindex)
 };
 
 struct PluginState {

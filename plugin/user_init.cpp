@@ -21,7 +21,7 @@ void prepare_node() {
     node.topology = s.config.topology.empty() ? load_live_topology() : load_topology_file(s.config.topology);
     node.plan = plan_node(node.topology);
     node.facts = probe_node_facts(s.config);
-    node.facts.interfaces = network_interface_names();  // the node's namespace, as its tasks see it
+    node.interfaces = network_interface_names();  // the node's namespace, as its tasks see it
     node.mode = resolve_mode(s.request, s.config, node.topology, node.facts);
     // Every task of the step renders the same profile: read and parse it once here, before the
     // tasks fork, not once per task (a task that cannot have it reports why in task_init).

@@ -131,14 +131,14 @@ TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSe
       plan.control_nic ? topology.nics[static_cast<std::size_t>(*plan.control_nic)].interface_name : "";
   // A topology file names the NICs of the node it was saved on: on a node whose interfaces are
   // named otherwise the profile would hand NCCL names that do not exist here.
-  if (input.facts.interfaces) {
+  if (input.node_interfaces) {
     std::vector<std::string> named = data_nics;
     named.insert(named.end(), task_nics.begin(), task_nics.end());
     if (!control_name.empty()) named.push_back(control_name);
-    if (const auto missing = missing_interfaces(named, *input.facts.interfaces); !missing.empty()) {
-      std::vector<std::string> here(input.facts.interfaces->begin(),
-                                    input.facts.interfaces->begin() + std::min<std::ptrdiff_t>(16, std::ssize(*input.facts.interfaces)));
-      if (input.facts.interfaces->size() > here.size()) here.push_back("...");
+    if (const auto missing = missing_interfaces(named, *input.node_interfaces); !missing.empty()) {
+      std::vector<std::string> here(input.node_interfaces->begin(),
+                                    input.node_interfaces->begin() + std::min<std::ptrdiff_t>(16, std::ssize(*input.node_interfaces)));
+      if (input.node_interfaces->size() > here.size()) here.push_back("...");
       throw fail("the topology (" + topology.source + ") names network interface" + (missing.size() > 1 ? "s " : " ") +
                  quote_bounded(join(missing), 128) + " that this node does not have (it has " +
                  quote_bounded(join(here), 256) + "): NCCL would be given NICs that do not exist. "

@@ -20,8 +20,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -39,8 +41,10 @@ int free_port() {
   address.sin6_addr = in6addr_any;
   socklen_t size = sizeof address;
   if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) != 0)
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) != 0) {
+    if (fd >= 0) ::close(fd);
     throw std::runtime_error("fuzz_store: no free local port");
+  }
   const int port = ntohs(address.sin6_port);
   ::close(fd);
   return port;
@@ -52,8 +56,10 @@ int connect_to(int port) {
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<std::uint16_t>(port));
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
+  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    if (fd >= 0) ::close(fd);
     throw std::runtime_error("fuzz_store: cannot connect to the store it started");
+  }
   return fd;
 }
 

@@ -21,7 +21,7 @@ TaskSetupInput tcpxo_task(std::optional<std::vector<std::string>> interfaces) {
   in.request.mode = Mode::tcpxo;
   in.hostname = "node2";
   in.facts.tcpxo_plugin = true;
-  in.facts.interfaces = std::move(interfaces);
+  in.node_interfaces = std::move(interfaces);
   in.env = {{"SLURM_LOCALID", "0"}, {"SLURM_LOCAL_TASKS", "1"}, {"SLURM_STEP_GPUS", "0"}, {"CUDA_VISIBLE_DEVICES", "0"}};
   in.allowed_cpus = CpuSet::range(0, 207);
   return in;

@@ -7,10 +7,8 @@
 #include "gpudirect/plugin_config.hpp"
 #include "gpudirect/topology.hpp"
 
-#include <optional>
 #include <string>
 #include <utility>
-#include <vector>
 
 namespace gpudirect {
 
@@ -18,10 +16,6 @@ namespace gpudirect {
 struct NodeFacts {
   bool tcpxo_plugin = false;  // libnccl-net.so in the tcpxo lib dir
   bool tcpx_plugin = false;   // libnccl-net.so in the tcpx lib dir
-  // The network interfaces the node's tasks see (network_interfaces.hpp), when the caller probed
-  // them: plan_task then refuses a profile that would name an interface the node does not have.
-  // The plugin probes them; offline tools (doctor on another machine) leave them unset.
-  std::optional<std::vector<std::string>> interfaces;
 };
 NodeFacts probe_node_facts(const PluginConfig& config);
 

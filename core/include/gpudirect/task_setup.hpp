@@ -10,6 +10,7 @@
 #include "gpudirect/plugin_config.hpp"
 
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -35,6 +36,10 @@ struct TaskSetupInput {
   // The step's SLURM_STEP_GPUS on this node before Slurm narrowed it per task (GpuSelectionInput);
   // the plugin reads it in user_init. "" when unknown.
   std::string step_gpus_on_node;
+  // The network interfaces the node's tasks see (network_interfaces.hpp), when the caller probed
+  // them: plan_task then refuses a profile that would name an interface the node does not have.
+  // The plugin probes them; offline tools (doctor on another machine) leave them unset.
+  std::optional<std::vector<std::string>> node_interfaces;
 };
 
 struct TaskSetup {
