@@ -2,6 +2,7 @@
 
 #include "gpudirect/gpu_selection.hpp"
 
+#include <algorithm>
 #include <optional>
 
 using gpudirect::GpuSelectionInput;
@@ -51,7 +52,8 @@ TEST_CASE("ConstrainDevices on Slurm 22.05: the step's GPUs on the node correct 
   // gives both tasks SLURM_STEP_GPUS=3 CUDA_VISIBLE_DEVICES=0, while task 1's cgroup holds GPU 4;
   // slurmstepd's own SLURM_STEP_GPUS (user_init) is 3,4.
   auto task = [](std::string step, std::string visible, int rank, int size, std::string on_node) {
-    GpuSelectionInput in = input(std::move(step), std::move(visible), rank, size, 2);
+    const int gpus_on_node = static_cast<int>(std::count(on_node.begin(), on_node.end(), ',')) + 1;  // as Slurm sets it
+    GpuSelectionInput in = input(std::move(step), std::move(visible), rank, size, gpus_on_node);
     in.step_gpus_on_node = std::move(on_node);
     return in;
   };
