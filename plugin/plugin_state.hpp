@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "spank.hpp"
 
@@ -21,6 +22,7 @@ struct NodeState {
   NodeFacts facts;
   ModeDecision mode;  // resolve_mode's answer for this step on this node
   std::optional<NetworkProfile> profile;  // the step's mode's profile, read once before tasks fork
+  std::optional<std::vector<std::string>> interfaces;  // the node's network interfaces (if_nameindex)
 };
 
 struct PluginState {
@@ -29,6 +31,7 @@ struct PluginState {
   ModeRequest request;                // the user's --gpu-direct; empty mode when not given
   std::optional<NodeState> node;      // loaded once per step in user_init (remote)
   std::string node_error;             // why node could not be prepared; reported from task_init
+  std::string step_gpus_on_node;      // SLURM_STEP_GPUS (else SLURM_JOB_GPUS) of the step, read in user_init
 };
 
 PluginState& state();

@@ -58,6 +58,8 @@ int on_task_init(spank_t spank) {
   input.facts = s.node->facts;
   if (s.node->profile) input.profile = &*s.node->profile;
   input.allowed_cpus = CpuSet::of_this_thread();
+  input.step_gpus_on_node = s.step_gpus_on_node;
+  input.node_interfaces = s.node->interfaces;
   for (const char* name : {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES", "SLURM_JOB_ID",
                            "SLURM_CPU_BIND_TYPE", "SLURM_NODEID", "SLURM_STEP_TASKS_PER_NODE", "SLURM_GPUS_ON_NODE"})
     if (auto value = get_env(spank, name)) input.env[name] = *value;

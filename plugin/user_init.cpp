@@ -5,6 +5,7 @@
 // reported by task_init instead. task_init prepares the node itself if user_init did not.
 #include "plugin_state.hpp"
 
+#include "gpudirect/network_interfaces.hpp"
 #include "gpudirect/readiness.hpp"
 #include "gpudirect/topology_sources.hpp"
 
@@ -20,6 +21,7 @@ void prepare_node() {
     node.topology = s.config.topology.empty() ? load_live_topology() : load_topology_file(s.config.topology);
     node.plan = plan_node(node.topology);
     node.facts = probe_node_facts(s.config);
+    node.interfaces = network_interface_names();  // the node's namespace, as its tasks see it
     node.mode = resolve_mode(s.request, s.config, node.topology, node.facts);
     // Every task of the step renders the same profile: read and parse it once here, before the
     // tasks fork, not once per task (a task that cannot have it reports why in task_init).
@@ -43,7 +45,14 @@ void prepare_node() {
 }
 
 int on_user_init(spank_t spank) {
-  if (is_parallel_step(spank) && asked_mode() != Mode::off) prepare_node();
+  if (!is_parallel_step(spank) || asked_mode() == Mode::off) return 0;
+  // The step's GPUs on this node, before Slurm narrows them per task: under ConstrainDevices Slurm
+  // 22.05 gives each task a wrong narrowed SLURM_STEP_GPUS, or none (gpu_selection.hpp).
+  char gpus[4096] = "";
+  if (spank_getenv(spank, "SLURM_STEP_GPUS", gpus, sizeof gpus) == ESPANK_SUCCESS ||
+      spank_getenv(spank, "SLURM_JOB_GPUS", gpus, sizeof gpus) == ESPANK_SUCCESS)
+    state().step_gpus_on_node = gpus;
+  prepare_node();
   return 0;
 }
 

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Fuzzes every parser of outside input (tests/fuzz/) with libFuzzer for a bounded time each:
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default 8 s each, every target)
-# Builds the preset `fuzz` (clang, core only) first. Each target starts from its seed corpus
-# tests/fuzz/corpus/<target>/ and grows a working corpus under build/fuzz/corpus/<target>/ (kept
-# between runs, not committed). A crash, leak, sanitizer report or hang (>10 s on one input) is
-# saved as tests/fuzz/regressions/<target>/<kind>-<sha1>: commit it with the fix, and the unit
-# tests replay it forever (ctest -L unit: "fuzz inputs replay <target>"). Exit status 1 when any
-# target failed. The last line per target gives executions and corpus size (docs/reliability.md).
+# Builds the preset `fuzz` (clang: core, and the launcher's rendezvous store for `store`) first.
+# Each target starts from its seed corpus tests/fuzz/corpus/<target>/ and grows a working corpus
+# under build/fuzz/corpus/<target>/ (kept between runs, not committed). A crash, leak, sanitizer
+# report or hang (>10 s on one input) is saved as tests/fuzz/regressions/<target>/<kind>-<sha1>:
+# commit it with the fix, and the unit tests replay it forever (ctest -L unit: "fuzz inputs replay
+# <target>"). Exit status 1 when any target failed. The last line per target gives executions and
+# corpus size (docs/reliability.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,7 +18,7 @@ case "${1:-}" in
   *) seconds=$1; shift ;;
 esac
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(mode plugin_config network_profile hostlist slurm_tasks gpu_selection hwloc_xml nccl_xml)
+[ ${#targets[@]} -gt 0 ] || targets=(mode plugin_config network_profile hostlist slurm_tasks gpu_selection hwloc_xml nccl_xml store)
 
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found: install clang and libclang-rt-14-dev (scripts/install-deps.sh)" >&2; exit 1; }
 cmake --preset fuzz >/dev/null

@@ -16,6 +16,7 @@ NETNS=1
 PROLOG=""
 EPILOG=""
 NODE_PRIVATE=""
+CONSTRAIN_DEVICES=0
 CTL_PORT=16817
 SLURMD_PORT=16818
 BRIDGE=gdbr0
@@ -47,6 +48,9 @@ Options:
   --epilog PATH         Epilog= in slurm.conf
   --node-private DIR    an existing directory that each node sees as its own empty tmpfs (like a
                         node's own /run), e.g. for files a prolog creates per node (needs netns)
+  --constrain-devices   TaskPlugin=task/cgroup with ConstrainDevices=yes: each task sees only its
+                        GPUs, numbered from 0 in CUDA_VISIBLE_DEVICES (the fake GPUs are then
+                        character devices 195:N, like /dev/nvidiaN, instead of links to /dev/null)
   --no-netns            run every slurmd on localhost with its own port instead of in a namespace
                         (tasks then share this machine's hostname and interfaces)
   -h, --help            this help
@@ -69,6 +73,7 @@ parse_options() {
       --epilog) EPILOG=${2:?--epilog needs a path}; shift 2 ;;
       --node-private) NODE_PRIVATE=${2:?--node-private needs a directory}; shift 2 ;;
       --no-netns) NETNS=0; shift ;;
+      --constrain-devices) CONSTRAIN_DEVICES=1; shift ;;
       -h|--help) usage; exit 0 ;;
       *) die "unknown option '$1' (try --help)" ;;
     esac
@@ -111,7 +116,11 @@ write_plugstack() {
 write_config() {
   mkdir -p "$DIR"/{etc,state,spool,log,run,munge,dev}
   chmod 755 "$DIR" "$DIR/munge"
-  for i in 0 1 2 3 4 5 6 7; do ln -sf /dev/null "$DIR/dev/nvidia$i"; done
+  for i in 0 1 2 3 4 5 6 7; do
+    rm -f "$DIR/dev/nvidia$i"
+    # The devices cgroup allows and denies by major:minor: each fake GPU needs its own numbers.
+    if [ "$CONSTRAIN_DEVICES" = 1 ]; then mknod "$DIR/dev/nvidia$i" c 195 "$i"; else ln -s /dev/null "$DIR/dev/nvidia$i"; fi
+  done
   local host ctl_addr
   host=$(hostname)
   if [ "$NETNS" = 1 ]; then ctl_addr=$CTL_NET.1; else ctl_addr=127.0.0.1; fi
@@ -134,7 +143,7 @@ SlurmctldLogFile=$DIR/log/slurmctld.log
 SlurmdLogFile=$DIR/log/slurmd-%n.log
 PlugStackConfig=$DIR/etc/plugstack.conf
 ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
+TaskPlugin=$([ "$CONSTRAIN_DEVICES" = 1 ] && echo task/cgroup || echo task/none)
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SchedulerType=sched/backfill
@@ -170,7 +179,7 @@ Name=gpu File=$DIR/dev/nvidia[0-7]
 EOF
   cat >"$DIR/etc/cgroup.conf" <<EOF
 CgroupPlugin=cgroup/v1
-ConstrainDevices=no
+ConstrainDevices=$([ "$CONSTRAIN_DEVICES" = 1 ] && echo yes || echo no)
 EOF
   write_plugstack
   echo "export SLURM_CONF=$CONF" >"$DIR/env.sh"

@@ -3,7 +3,7 @@
 #   1. release build with warnings as errors: unit tests + integration tests against a real local
 #      Slurm (munge, slurmctld, two slurmd in network namespaces, fake GPUs through gres);
 #   2. AddressSanitizer/UBSan build: the unit tests again;
-#   3. libFuzzer (clang, core only): every parser of outside input fuzzed a few seconds
+#   3. libFuzzer (clang, core and the rendezvous store): every parser of outside input fuzzed a few seconds
 #      (scripts/fuzz.sh; FUZZ_SECONDS=N per target, default 6).
 # Needs root (the local cluster creates namespaces and runs Slurm daemons). Installs its Debian
 # packages itself. Usage: sudo scripts/run-tests.sh [--unit-only]

@@ -49,9 +49,15 @@ std::vector<int> select_task_gpus(const GpuSelectionInput& input) {
                                 std::to_string(input.local_size) +
                                 " tasks on this node is impossible: check SLURM_LOCALID and the step's tasks per node");
   if (input.gpu_count == 0) return {};
-  const std::vector<int> step = parse_index_list(input.slurm_step_gpus, "SLURM_STEP_GPUS");
+  std::vector<int> step = parse_index_list(input.slurm_step_gpus, "SLURM_STEP_GPUS");
+  const std::vector<int> step_on_node = parse_index_list(input.step_gpus_on_node, "SLURM_STEP_GPUS (the step's, on this node)");
   const std::string visible_text(trim(input.cuda_visible_devices));
   if (visible_text == "NoDevFiles") return {};
+  // Slurm 22.05 under ConstrainDevices narrows every task's list to the step's first k GPUs
+  // (gpu_selection.hpp, rule 1): a task of local rank r > 0 takes the r-th block of k instead.
+  if (const std::size_t k = step.size(), r = static_cast<std::size_t>(input.local_rank);
+      k > 0 && r > 0 && step_on_node.size() >= (r + 1) * k && std::equal(step.begin(), step.end(), step_on_node.begin()))
+    step.assign(step_on_node.begin() + static_cast<std::ptrdiff_t>(r * k), step_on_node.begin() + static_cast<std::ptrdiff_t>((r + 1) * k));
 
   std::vector<int> chosen;
   if (!visible_text.empty()) {
@@ -77,6 +83,10 @@ std::vector<int> select_task_gpus(const GpuSelectionInput& input) {
     }
   } else if (!step.empty()) {
     std::vector<int> in_bus_order = step;
+    std::sort(in_bus_order.begin(), in_bus_order.end());
+    chosen = share_of_rank(in_bus_order, input.local_rank, input.local_size);
+  } else if (!step_on_node.empty()) {
+    std::vector<int> in_bus_order = step_on_node;
     std::sort(in_bus_order.begin(), in_bus_order.end());
     chosen = share_of_rank(in_bus_order, input.local_rank, input.local_size);
   } else {

@@ -1,8 +1,11 @@
 #include "gpudirect/task_setup.hpp"
 
 #include "gpudirect/gpu_selection.hpp"
+#include "gpudirect/network_interfaces.hpp"
 #include "gpudirect/slurm_tasks.hpp"
 #include "gpudirect/text.hpp"
+
+#include <algorithm>
 
 namespace gpudirect {
 namespace {
@@ -76,6 +79,7 @@ TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSe
       selection.slurm_step_gpus.clear();
     } else {
       selection.slurm_step_gpus = gpu_uuids_to_indices(selection.slurm_step_gpus, step_name, topology, resolver);
+      selection.step_gpus_on_node = gpu_uuids_to_indices(input.step_gpus_on_node, step_name, topology, resolver);
     }
   } catch (const GpuUuidError& e) {
     throw fail(e.what());
@@ -123,13 +127,32 @@ TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSe
     if (!nic.interface_name.empty()) data_nics.push_back(nic.interface_name);
   }
   for (int g : setup.binding.gpus) gpu_ids.push_back(std::to_string(g));
+  const std::string control_name =
+      plan.control_nic ? topology.nics[static_cast<std::size_t>(*plan.control_nic)].interface_name : "";
+  // A topology file names the NICs of the node it was saved on: on a node whose interfaces are
+  // named otherwise the profile would hand NCCL names that do not exist here.
+  if (input.node_interfaces) {
+    std::vector<std::string> named = data_nics;
+    named.insert(named.end(), task_nics.begin(), task_nics.end());
+    if (!control_name.empty()) named.push_back(control_name);
+    if (const auto missing = missing_interfaces(named, *input.node_interfaces); !missing.empty()) {
+      std::vector<std::string> here(input.node_interfaces->begin(),
+                                    input.node_interfaces->begin() + std::min<std::ptrdiff_t>(16, std::ssize(*input.node_interfaces)));
+      if (input.node_interfaces->size() > here.size()) here.push_back("...");
+      throw fail("the topology (" + topology.source + ") names network interface" + (missing.size() > 1 ? "s " : " ") +
+                 quote_bounded(join(missing), 128) + " that this node does not have (it has " +
+                 quote_bounded(join(here), 256) + "): NCCL would be given NICs that do not exist. "
+                 "Give the node the interface names of its machine type, or set topology= in plugstack.conf to a file saved on "
+                 "such a node (lstopo --of xml), or leave topology= unset so the plugin reads the node itself");
+    }
+  }
   if (setup.mode == Mode::rdma && rdma.empty())
     throw fail("--gpu-direct=rdma needs RDMA NICs next to the task's GPUs, and none has an RDMA device: "
                "use --gpu-direct=tcpxo/tcpx on Google A3 nodes, or off");
 
   ProfileInputs inputs{{"TASK_NICS", join(task_nics)},
                        {"DATA_NICS", join(data_nics)},
-                       {"CTRL_NIC", plan.control_nic ? topology.nics[static_cast<std::size_t>(*plan.control_nic)].interface_name : ""},
+                       {"CTRL_NIC", control_name},
                        {"TASK_RDMA_DEVICES", join(rdma)},
                        {"TASK_IB_HCAS", join(ib)},
                        {"TASK_EFA_DEVICES", join(efa)},

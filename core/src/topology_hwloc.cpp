@@ -127,6 +127,9 @@ HwlocTopology new_topology(const std::string& what) {
   return topology;
 }
 
+// The largest PU or NUMA node index a file may give (hwloc sizes its bitmaps by the largest index).
+constexpr unsigned kMaxOsIndex = 1u << 20;
+
 // hwloc accepts a PCI object without pci_busid as 0000:00:00.0; catch such files before it does.
 void check_hwloc_objects(const std::string& path, const xmlNode* node) {
   for (; node; node = node->next) {
@@ -168,6 +171,14 @@ void check_hwloc_objects(const std::string& path, const xmlNode* node) {
       }
       if (!topology_xml::attribute(node, "pci_type"))
         throw TopologyError(where + "PCI object " + *busid + " has no pci_type attribute");
+    }
+    // A PU or NUMA node without os_index is index 2^32-1 to hwloc 2.9, which then sizes a bitmap
+    // for it: half a GiB and seconds per load (found by fuzzing). lstopo writes small indices.
+    if (*type == "PU" || *type == "NUMANode") {
+      const auto index = topology_xml::attribute(node, "os_index");
+      if (!index || !try_parse_integer<unsigned>(*index, 0, kMaxOsIndex))
+        throw TopologyError(where + "a " + *type + " object needs an os_index from 0 to " + std::to_string(kMaxOsIndex) +
+                            (index ? ", not '" + quote_bounded(*index, 32) + "'" : "") + "; save the file again with `lstopo --of xml`");
     }
     if (*type == "OSDev" && !topology_xml::attribute(node, "name"))
       throw TopologyError(where + "an OSDev object has no name attribute");
@@ -220,6 +231,11 @@ Topology load_live_topology() {
   hwloc_topology_set_flags(topology.get(), HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
   if (hwloc_topology_load(topology.get()) != 0)
     throw TopologyError("hwloc could not discover this node's topology; set topology=FILE to use a saved one");
+  // Every real node has PCI devices: none means hwloc could not read them (a namespace or container
+  // whose /sys/bus/pci is empty or unreadable). Said in the source, so "no GPUs" messages tell why.
+  if (!hwloc_get_next_pcidev(topology.get(), nullptr))
+    return collect(topology.get(), "hwloc, which saw no PCI devices: /sys/bus/pci is empty or unreadable where slurmd runs; "
+                                   "give it the host's /sys, or set topology=FILE in plugstack.conf");
   return collect(topology.get(), "hwloc");
 }
 

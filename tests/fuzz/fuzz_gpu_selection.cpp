@@ -1,6 +1,7 @@
 // Slurm's GPU variables as a task sees them. Input: byte 0 = GPUs on the node (0-15), byte 1 =
 // local rank, byte 2 = tasks on the node, byte 3 = SLURM_GPUS_ON_NODE; then lines:
-// SLURM_STEP_GPUS (or SLURM_JOB_GPUS), CUDA_VISIBLE_DEVICES. UUIDs go through gpu_uuids_to_indices
+// SLURM_STEP_GPUS (or SLURM_JOB_GPUS), CUDA_VISIBLE_DEVICES, the step's SLURM_STEP_GPUS on the
+// node as slurmstepd had it (step_gpus_on_node; absent: ""). UUIDs go through gpu_uuids_to_indices
 // with a resolver that knows GPU-0..GPU-7 and their MIG slices, as plan_task does with NVML.
 #include "fuzz_input.hpp"
 
@@ -45,8 +46,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string text = gpudirect::fuzz::as_text(data + 4, size - 4);
   const auto newline = text.find('\n');
   input.slurm_step_gpus = text.substr(0, newline);
-  input.cuda_visible_devices = newline == std::string::npos ? "" : text.substr(newline + 1);
+  const std::string rest = newline == std::string::npos ? "" : text.substr(newline + 1);
+  const auto second = rest.find('\n');
+  input.cuda_visible_devices = rest.substr(0, second);
   input.cuda_visible_devices_set = newline != std::string::npos;
+  input.step_gpus_on_node = second == std::string::npos ? "" : rest.substr(second + 1);
 
   TableResolver resolver;
   const gpudirect::Topology topology = node_with_gpus(input.gpu_count);
@@ -54,6 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     input.slurm_step_gpus = gpudirect::gpu_uuids_to_indices(input.slurm_step_gpus, "SLURM_STEP_GPUS", topology, resolver);
     input.cuda_visible_devices =
         gpudirect::gpu_uuids_to_indices(input.cuda_visible_devices, "CUDA_VISIBLE_DEVICES", topology, resolver);
+    input.step_gpus_on_node = gpudirect::gpu_uuids_to_indices(input.step_gpus_on_node, "SLURM_STEP_GPUS", topology, resolver);
   } catch (const gpudirect::GpuUuidError&) {
     return 0;
   }

@@ -5,6 +5,7 @@
 // LeakSanitizer (ASan build): any leak or memory error fails the test.
 //   plugin_hooks PLUGIN.so ROUNDS TOPOLOGY_XML PROFILE_DIR
 #include <dlfcn.h>
+#include <net/if.h>
 #include <unistd.h>
 
 #include <cstdarg>
@@ -38,6 +39,27 @@ int errors_logged = 0;
 
 // The stand-ins, exported from this executable (ENABLE_EXPORTS) for the plugin to bind to.
 extern "C" {
+
+// The network namespace of an A3 Mega node (the fixture's interface names): the plugin checks the
+// names its topology gives against the node's. Interposed over libc's for the plugin, which binds
+// to this executable's symbols first; allocated per call, as libc does, so leaks would show.
+struct if_nameindex* if_nameindex(void) {
+  static const char* const names[] = {"lo", "enp0s12", "enp6s0", "enp7s0", "enp13s0", "enp14s0",
+                                      "enp134s0", "enp135s0", "enp141s0", "enp142s0"};
+  constexpr std::size_t count = sizeof names / sizeof names[0];
+  auto* list = static_cast<struct if_nameindex*>(std::calloc(count + 1, sizeof(struct if_nameindex)));
+  if (!list) return nullptr;
+  for (std::size_t i = 0; i < count; ++i) {
+    list[i].if_index = static_cast<unsigned>(i + 1);
+    list[i].if_name = strdup(names[i]);
+  }
+  return list;
+}
+
+void if_freenameindex(struct if_nameindex* list) {
+  for (struct if_nameindex* i = list; i && i->if_index != 0; ++i) std::free(i->if_name);
+  std::free(list);
+}
 
 spank_context_t spank_context(void) { return current_context; }
 

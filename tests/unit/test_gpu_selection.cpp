@@ -2,6 +2,7 @@
 
 #include "gpudirect/gpu_selection.hpp"
 
+#include <algorithm>
 #include <optional>
 
 using gpudirect::GpuSelectionInput;
@@ -44,6 +45,33 @@ TEST_CASE("ConstrainDevices numbering: CUDA_VISIBLE_DEVICES indexes the step's G
   CHECK(select_task_gpus(input("4,5,6,7", "1", 0, 1)) == V{5});
   CHECK(select_task_gpus(input("6,7", "0,1", 0, 1)) == V{6, 7});
   CHECK_THROWS_WITH(select_task_gpus(input("6,7", "3", 0, 1)), Catch::Contains("does not match SLURM_STEP_GPUS"));
+}
+
+TEST_CASE("ConstrainDevices on Slurm 22.05: the step's GPUs on the node correct each task's narrowed list", "[gpu_selection]") {
+  // Observed on the local cluster (--constrain-devices, GPUs 0-2 busy): srun -n2 --gpus-per-task=1
+  // gives both tasks SLURM_STEP_GPUS=3 CUDA_VISIBLE_DEVICES=0, while task 1's cgroup holds GPU 4;
+  // slurmstepd's own SLURM_STEP_GPUS (user_init) is 3,4.
+  auto task = [](std::string step, std::string visible, int rank, int size, std::string on_node) {
+    const int gpus_on_node = static_cast<int>(std::count(on_node.begin(), on_node.end(), ',')) + 1;  // as Slurm sets it
+    GpuSelectionInput in = input(std::move(step), std::move(visible), rank, size, gpus_on_node);
+    in.step_gpus_on_node = std::move(on_node);
+    return in;
+  };
+  CHECK(select_task_gpus(task("3", "0", 0, 2, "3,4")) == V{3});
+  CHECK(select_task_gpus(task("3", "0", 1, 2, "3,4")) == V{4});
+  // --gpus-per-task=2, four tasks: blocks of two.
+  CHECK(select_task_gpus(task("0,1", "0,1", 3, 4, "0,1,2,3,4,5,6,7")) == V{6, 7});
+  // A Slurm that narrows correctly (task 1 given 4) is used as it is.
+  CHECK(select_task_gpus(task("4", "0", 1, 2, "3,4")) == V{4});
+  // Without the step's list (doctor, exec) nothing changes.
+  CHECK(select_task_gpus(task("3", "0", 1, 2, "")) == V{3});
+  // --gpu-bind=none under ConstrainDevices: the tasks get no GPU variable at all; the step's GPUs
+  // on the node are split by local rank, not the node's eight.
+  GpuSelectionInput unbound = input("", std::nullopt, 1, 2, 2);
+  unbound.step_gpus_on_node = "3,4";
+  CHECK(select_task_gpus(unbound) == V{4});
+  unbound.step_gpus_on_node = "3,x";
+  CHECK_THROWS_WITH(select_task_gpus(unbound), Catch::Contains("SLURM_STEP_GPUS (the step's, on this node)"));
 }
 
 TEST_CASE("no CUDA_VISIBLE_DEVICES: split by local rank", "[gpu_selection]") {

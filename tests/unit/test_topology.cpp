@@ -181,6 +181,24 @@ TEST_CASE("malformed topology files are TopologyErrors that name the file", "[to
   CHECK_THROWS_WITH(load_hwloc_xml(fixture("malformed-pcidev-no-busid.xml")), Catch::Contains("line 8"));
 }
 
+TEST_CASE("a PU or NUMA node without a small os_index is refused before hwloc sizes a bitmap for it", "[topology]") {
+  // Found by fuzzing (tests/fuzz/regressions/hwloc_xml/timeout-*): a PU whose os_index attribute is
+  // misspelt made hwloc 2.9 take index 2^32-1 and spend seconds and half a GiB on one load.
+  std::ifstream in(fixture("workstation-rtx.xml"));
+  const std::string good{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const std::string pu = "<object type=\"PU\" os_index=\"13\"";
+  REQUIRE(good.find(pu) != std::string::npos);
+  for (const auto& [replacement, why] : std::vector<std::pair<std::string, std::string>>{
+           {"<object type=\"PU\" osX_index=\"13\"", "a PU object needs an os_index from 0 to 1048576; save the file again"},
+           {"<object type=\"PU\" os_index=\"4294967295\"", "not '4294967295'"},
+           {"<object type=\"PU\" os_index=\"-1\"", "not '-1'"}}) {
+    std::string bad = good;
+    bad.replace(bad.find(pu), pu.size(), replacement);
+    const TempFile file("pu-index.xml", bad);
+    CHECK_THROWS_WITH(load_hwloc_xml(file.path()), Catch::Contains(file.path() + ": line ") && Catch::Contains(why));
+  }
+}
+
 TEST_CASE("the sniffer reads the root element, not text that looks like one", "[topology]") {
   const TempFile commented("commented.xml",
                            "<?xml version=\"1.0\"?>\n<!-- an hwloc file would start with <topology> -->\n"

@@ -11,8 +11,15 @@
 //     "NoDevFiles" (Slurm's value when gres.conf names no device files) means no GPUs.
 //     GPU UUIDs (GPU-..., MIG-...) are refused here: plan_task turns them into indices first
 //     (gpu_uuid.hpp, through NVML).
+//     Slurm 22.05 under ConstrainDevices gives every task of a --gpus-per-task step the step's FIRST
+//     k GPUs in SLURM_STEP_GPUS (task 1 of "3,4" gets "3" while its cgroup holds GPU 4; measured,
+//     tests/integration/test_node_faults.sh). When the caller knows the step's GPUs on this node
+//     (step_gpus_on_node) and the task's list is exactly their first k, a task of local rank r > 0
+//     takes the r-th block of k instead. (Ambiguous case: --gpu-bind=map_gpu sending every task to
+//     the step's first GPU under ConstrainDevices reads as that bug.)
 //  2. Without CUDA_VISIBLE_DEVICES the step's GPUs are split by local rank: a contiguous block each
 //     when there are at least as many GPUs as tasks (8 GPUs, 3 tasks: 3,3,2), else local_rank % GPUs.
+//     Without any per-task variable (--gpu-bind=none under ConstrainDevices), step_gpus_on_node.
 //  3. Without any Slurm GPU variable, the same split over all gpu_count GPUs of the node.
 //  4. A node without GPUs (gpu_count 0) gives no GPUs.
 // Every chosen index is checked against gpu_count. The result is ascending: positions in PCI bus
@@ -32,6 +39,9 @@ struct GpuSelectionInput {
   int local_rank = 0;                // SLURM_LOCALID
   int local_size = 1;                // tasks of this step on this node
   int gpu_count = 0;                 // GPUs in the node's topology
+  // SLURM_STEP_GPUS as slurmstepd holds it for the whole step on this node, before Slurm narrows it
+  // per task (the plugin reads it in user_init); "" when unknown (doctor, exec).
+  std::string step_gpus_on_node;
 };
 
 // Throws std::invalid_argument naming the offending variable and value and what to do.

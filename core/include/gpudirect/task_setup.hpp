@@ -10,6 +10,7 @@
 #include "gpudirect/plugin_config.hpp"
 
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -32,6 +33,13 @@ struct TaskSetupInput {
   // The mode's network profile when the caller loaded it already (the plugin does so once per step,
   // before the tasks fork); null, or another profile than the mode needs: plan_task loads it.
   const NetworkProfile* profile = nullptr;
+  // The step's SLURM_STEP_GPUS on this node before Slurm narrowed it per task (GpuSelectionInput);
+  // the plugin reads it in user_init. "" when unknown.
+  std::string step_gpus_on_node;
+  // The network interfaces the node's tasks see (network_interfaces.hpp), when the caller probed
+  // them: plan_task then refuses a profile that would name an interface the node does not have.
+  // The plugin probes them; offline tools (doctor on another machine) leave them unset.
+  std::optional<std::vector<std::string>> node_interfaces;
 };
 
 struct TaskSetup {
