@@ -1,6 +1,7 @@
 /* What each SPANK hook of spank_gpudirect.so costs, measured inside the processes that run it, the
  * way slurmstepd runs them: per round (one "step"), a fresh process loads the plugin, runs init,
- * the option callback (twice, as slurmstepd does) and user_init, then forks one process per task
+ * the option callback (twice, as slurmstepd does), init_post_opt and user_init, then forks one
+ * process per task
  * that runs task_init. Written in C because slurmstepd is C: loading the plugin here also loads
  * libstdc++ and the rest of its dependencies, as it does in slurmstepd. A baseline step that only
  * forks the tasks shows what the process structure itself costs. Prints medians of times and of minor page
@@ -106,8 +107,8 @@ typedef int (*hook_fn)(spank_t, int, char**);
 
 /* One step's numbers: the hooks' CPU time and the step's wall time in ms, page faults. */
 struct step_times {
-  double dlopen, init, option, user_init, task_max, tasks_wall, step_wall;
-  double dlopen_faults, user_init_faults, task_faults;  /* task_faults: mean of the tasks */
+  double dlopen, init, option, post_opt, user_init, task_max, tasks_wall, step_wall;
+  double dlopen_faults, post_opt_faults, task_faults;  /* task_faults: mean of the tasks */
   double task[max_tasks];
   int ok;
 };
@@ -205,9 +206,12 @@ static struct step_times one_step(const char* plugin_path, const char* option, i
       }
       s = cpu_ms();
       f = faults();
+      if (hook(plugin, "slurm_spank_init_post_opt")((spank_t)&registered, argc, argv) != 0) _exit(6);
+      mine.post_opt = cpu_ms() - s;
+      mine.post_opt_faults = faults() - f;
+      s = cpu_ms();
       if (hook(plugin, "slurm_spank_user_init")((spank_t)&registered, 0, NULL) != 0) _exit(6);
       mine.user_init = cpu_ms() - s;
-      mine.user_init_faults = faults() - f;
       task_init = hook(plugin, "slurm_spank_task_init");
     }
     mine.ok = run_tasks(task_init, &mine) == 0;
@@ -247,7 +251,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "plugin_hook_times: ROUNDS must be 1..10000 and TASKS 1..%d\n", max_tasks);
     return 2;
   }
-  enum { columns_count = 12 };
+  enum { columns_count = 13 };
   double* columns[columns_count];
   for (int c = 0; c < columns_count; ++c) columns[c] = calloc((size_t)rounds, sizeof(double));
   for (int r = 0; r < rounds; ++r) {
@@ -260,20 +264,21 @@ int main(int argc, char** argv) {
     }
     double task_sum = 0;
     for (uint32_t t = 0; t < task_count; ++t) task_sum += step.task[t];
-    const double row[columns_count] = {step.dlopen, step.init, step.option, step.user_init, task_sum / task_count,
-                                       step.task_max, step.tasks_wall, step.step_wall, step.step_wall - base.step_wall,
-                                       step.dlopen_faults, step.user_init_faults, step.task_faults};
+    const double row[columns_count] = {step.dlopen, step.init, step.option, step.post_opt, step.user_init,
+                                       task_sum / task_count, step.task_max, step.tasks_wall, step.step_wall,
+                                       step.step_wall - base.step_wall, step.dlopen_faults, step.post_opt_faults,
+                                       step.task_faults};
     for (int c = 0; c < columns_count; ++c) columns[c][r] = row[c];
   }
   static const char* const names[columns_count] = {
       "CPU: dlopen (plugin + its libraries)", "CPU: slurm_spank_init", "CPU: option callback x2",
-      "CPU: slurm_spank_user_init", "CPU: slurm_spank_task_init, task mean", "CPU: slurm_spank_task_init, max",
+      "CPU: slurm_spank_init_post_opt", "CPU: slurm_spank_user_init", "CPU: slurm_spank_task_init, task mean", "CPU: slurm_spank_task_init, max",
       "wall: tasks forked to all reaped", "wall: whole step", "wall: whole step minus baseline step",
-      "page faults: dlopen", "page faults: slurm_spank_user_init", "page faults: task_init, mean of tasks"};
+      "page faults: dlopen", "page faults: slurm_spank_init_post_opt", "page faults: task_init, mean of tasks"};
   printf("plugin_hook_times: %d rounds, %u tasks, --gpu-direct%s%s; medians\n", rounds, task_count,
          option ? "=" : " not given", option ? option : "");
   for (int c = 0; c < columns_count; ++c)
-    printf(c < 9 ? "  %-40s %8.3f ms\n" : "  %-40s %8.0f\n", names[c], median(columns[c], rounds));
+    printf(c < 10 ? "  %-40s %8.3f ms\n" : "  %-40s %8.0f\n", names[c], median(columns[c], rounds));
   for (int c = 0; c < columns_count; ++c) free(columns[c]);
   return 0;
 }

@@ -46,6 +46,10 @@ int slurm_spank_init(spank_t spank, int argc, char** argv) {
   return guarded("init", [&] { return gpudirect::plugin::on_init(spank, argc, argv); });
 }
 
+int slurm_spank_init_post_opt(spank_t spank, int, char**) {
+  return guarded("init_post_opt", [&] { return gpudirect::plugin::on_user_init(spank); });
+}
+
 int slurm_spank_user_init(spank_t spank, int, char**) {
   return guarded("user_init", [&] { return gpudirect::plugin::on_user_init(spank); });
 }

@@ -1,11 +1,15 @@
-// slurm_spank_user_init (slurmstepd, once per step and node, before tasks fork): load the topology,
-// plan the node, resolve the mode and, when it resolves to TCPXO, wait for the TCPXO
-// receive-datapath manager, once for all the node's tasks.
+// slurm_spank_init_post_opt (slurmstepd, as root, once per step and node, after the options) and
+// slurm_spank_user_init (the same process, as the job's user, before tasks fork): load the
+// topology (through the node's topology cache, which only root may write), plan the node, resolve
+// the mode and, when it resolves to TCPXO, wait for the TCPXO receive-datapath manager, once for
+// all the node's tasks. Whichever runs first does it; steps without --gpu-direct (and no default)
+// do nothing here.
 // A failure here would only print "launch failed" while srun exits 0, so it is recorded and
-// reported by task_init instead. task_init prepares the node itself if user_init did not.
+// reported by task_init instead. task_init prepares the node itself if neither did.
 #include "plugin_state.hpp"
 
 #include "gpudirect/readiness.hpp"
+#include "gpudirect/topology_cache.hpp"
 #include "gpudirect/topology_sources.hpp"
 
 #include <unistd.h>
@@ -17,7 +21,11 @@ void prepare_node() {
   if (s.node || !s.node_error.empty()) return;
   try {
     NodeState node;
-    node.topology = s.config.topology.empty() ? load_live_topology() : load_topology_file(s.config.topology);
+    TopologyCacheConfig cache;
+    cache.dir = s.config.topology_cache;
+    CachedTopology loaded = load_topology_cached(s.config.topology, cache);
+    if (!loaded.note.empty()) slurm_verbose("gpudirect: %s", loaded.note.c_str());
+    node.topology = std::move(loaded.topology);
     node.plan = plan_node(node.topology);
     node.facts = probe_node_facts(s.config);
     node.mode = resolve_mode(s.request, s.config, node.topology, node.facts);
@@ -43,7 +51,7 @@ void prepare_node() {
 }
 
 int on_user_init(spank_t spank) {
-  if (is_parallel_step(spank) && asked_mode() != Mode::off) prepare_node();
+  if (spank_context() == S_CTX_REMOTE && is_parallel_step(spank) && asked_mode() != Mode::off) prepare_node();
   return 0;
 }
 

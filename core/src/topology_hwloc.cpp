@@ -127,6 +127,16 @@ HwlocTopology new_topology(const std::string& what) {
   return topology;
 }
 
+// hwloc's own XML for what it loaded, for the topology cache; empty if it cannot export.
+std::string export_xml(hwloc_topology_t raw) {
+  char* buffer = nullptr;
+  int length = 0;
+  if (hwloc_topology_export_xmlbuffer(raw, &buffer, &length, 0) != 0 || !buffer) return "";
+  std::string xml(buffer, length > 0 ? static_cast<std::size_t>(length - 1) : 0);  // length counts the NUL
+  hwloc_free_xmlbuffer(raw, buffer);
+  return xml;
+}
+
 // hwloc accepts a PCI object without pci_busid as 0000:00:00.0; catch such files before it does.
 void check_hwloc_objects(const std::string& path, const xmlNode* node) {
   for (; node; node = node->next) {
@@ -199,7 +209,7 @@ void keep_hwloc_plugins_loaded() {
 
 namespace topology_xml {
 
-Topology read_hwloc(const std::string& path, const std::string& bytes, const xmlDoc& doc) {
+Topology read_hwloc(const std::string& path, const std::string& bytes, const xmlDoc& doc, std::string* hwloc_export) {
   check_hwloc_objects(path, xmlDocGetRootElement(&doc)->children);
   keep_hwloc_plugins_loaded();
   HwlocTopology topology = new_topology(path);
@@ -208,19 +218,30 @@ Topology read_hwloc(const std::string& path, const std::string& bytes, const xml
     throw TopologyError(path + ": hwloc cannot read XML (its XML support is missing?)");
   if (hwloc_topology_load(topology.get()) != 0)
     throw TopologyError(path + ": hwloc rejected this XML topology; check it with `lstopo --input " + path + "`");
+  if (hwloc_export) *hwloc_export = export_xml(topology.get());
   return collect(topology.get(), "hwloc-xml:" + path);
 }
 
 }  // namespace topology_xml
 
-Topology load_live_topology() {
+Topology load_live_topology(std::string* hwloc_export) {
   keep_hwloc_plugins_loaded();
   HwlocTopology topology = new_topology("live topology");
   // The GPUs' local CPUs are a fact of the machine: keep CPUs this process's cgroup may not use.
   hwloc_topology_set_flags(topology.get(), HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
   if (hwloc_topology_load(topology.get()) != 0)
     throw TopologyError("hwloc could not discover this node's topology; set topology=FILE to use a saved one");
+  if (hwloc_export) *hwloc_export = export_xml(topology.get());
   return collect(topology.get(), "hwloc");
+}
+
+Topology load_exported_hwloc_xml(const std::string& xml, const std::string& source) {
+  HwlocTopology topology = new_topology(source);
+  hwloc_topology_set_flags(topology.get(), HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+  if (hwloc_topology_set_xmlbuffer(topology.get(), xml.c_str(), static_cast<int>(xml.size() + 1)) != 0 ||
+      hwloc_topology_load(topology.get()) != 0)
+    throw TopologyError("hwloc rejected the cached XML of " + source);
+  return collect(topology.get(), source);
 }
 
 }  // namespace gpudirect
