@@ -2,6 +2,7 @@
 
 #include "gpudirect/text.hpp"
 #include "gpudirect/topology_sources.hpp"
+#include "topology_xml.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -134,7 +135,9 @@ std::optional<std::string> body_for_key(const std::string& bytes, const std::str
 }
 
 void write_cache(const std::string& dir, const std::string& path, const std::string& contents, std::string& why) {
-  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+  if (::mkdir(dir.c_str(), 0755) == 0) {
+    ::chmod(dir.c_str(), 0755);  // whatever the umask: readable by all, writable by its owner only
+  } else if (errno != EEXIST) {
     why = "cannot create the topology cache " + dir + ": " + errno_text();
     return;
   }
@@ -178,13 +181,15 @@ std::string topology_cache_key(const std::string& topology_file, const TopologyC
     key += "cpus " + read_small(sys + "/devices/system/cpu/online") + "\n";
     return key;
   }
-  struct stat info {};
-  if (::stat(topology_file.c_str(), &info) != 0) return key + "source file " + topology_file + " missing\n";
-  key += "source file " + topology_file + " " + std::to_string(info.st_dev) + " " + std::to_string(info.st_ino) + " " +
-         std::to_string(info.st_size) + " " + std::to_string(info.st_mtim.tv_sec) + "." +
-         std::to_string(info.st_mtim.tv_nsec) + " " + std::to_string(info.st_ctim.tv_sec) + "." +
-         std::to_string(info.st_ctim.tv_nsec) + "\n";
-  return key;
+  // The file's bytes, not its timestamps: a rewrite within the clock's granularity is still seen.
+  std::string bytes;
+  try {
+    bytes = topology_xml::read_file(topology_file);
+  } catch (const TopologyError&) {
+    return key + "source file " + topology_file + " unreadable\n";
+  }
+  return key + "source file " + topology_file + " " + std::to_string(bytes.size()) + " " +
+         hex(std::hash<std::string>{}(bytes)) + "\n";
 }
 
 std::string topology_cache_path(const std::string& topology_file, const TopologyCacheConfig& config) {

@@ -2,8 +2,8 @@
 // node, or a checked topology= file) saved as hwloc's own XML in a root-owned directory, so the
 // next steps only read it back. One file per source, named after it; its first lines are the key
 // it was written under, and it is used only when that key is this node's key now:
-//   boot id (a reboot invalidates), hwloc's version, the source (live, or the file's path, device,
-//   inode, size, mtime and ctime), and for live discovery the names under /sys/bus/pci/devices,
+//   boot id (a reboot invalidates), hwloc's version, the source (live, or the file's path, size and
+//   a hash of its bytes), and for live discovery the names under /sys/bus/pci/devices,
 //   /sys/class/net and /sys/class/infiniband and the online CPUs (a hardware or driver change).
 // A file is trusted only if it is a regular file (no symlink followed) owned by root or this
 // process's user and writable by no one else, in a directory that passes the same checks; it is
