@@ -12,6 +12,20 @@ extern const unsigned int plugin_version = SLURM_VERSION_NUMBER;
 extern const unsigned int spank_plugin_version = 1;
 }
 
+#if GPUDIRECT_STATIC_LIBSTDCXX
+// The plugin carries its own libstdc++ (plugin/CMakeLists.txt), whose exception emergency pool
+// (about 72 KB) would be lost at every dlclose. __freeres is the function libstdc++ provides for
+// valgrind to release it; it has no header.
+namespace __gnu_cxx {
+void __freeres();
+}
+namespace {
+struct ReleaseLibstdcxxPoolAtUnload {
+  ~ReleaseLibstdcxxPoolAtUnload() { __gnu_cxx::__freeres(); }
+} release_libstdcxx_pool_at_unload;
+}  // namespace
+#endif
+
 namespace gpudirect::plugin {
 
 PluginState& state() {

@@ -8,6 +8,7 @@
 // reported by task_init instead. task_init prepares the node itself if neither did.
 #include "plugin_state.hpp"
 
+#include "gpudirect/gpu_uuid.hpp"
 #include "gpudirect/readiness.hpp"
 #include "gpudirect/topology_cache.hpp"
 #include "gpudirect/topology_sources.hpp"
@@ -38,6 +39,7 @@ void prepare_node() {
       }
     }
     s.node = std::move(node);
+    nvml_resolver();  // constructed here, once, not in every forked task (NVML itself loads only for UUIDs)
   } catch (const std::exception& e) {
     s.node_error = std::string("cannot read the node's topology: ") + e.what();
     return;
