@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 
@@ -190,11 +191,23 @@ void check_hwloc_objects(const std::string& path, const xmlNode* node) {
 // instead of 8 ms when they stay), and every unload loses the ~1 KB libpciaccess still holds (ASan
 // reports it). One handle kept for the life of the process keeps them loaded; it is destroyed when
 // the plugin is unloaded (dlclose), so a reloaded plugin does not lose it each time.
+//
+// Only the PCI plugin is needed (the Linux, XML and synthetic readers are built in): the others cost
+// each process that loads a topology tens of ms (hwloc_xml_libxml loads libxml2 and ICU, hwloc_gl
+// X11, hwloc_opencl/cuda/nvml/rsmi/levelzero the GPU runtimes and initialise them) and only add OS
+// devices under GPUs, which this model never reads. hwloc reads HWLOC_PLUGINS_BLACKLIST when the
+// first topology is created (this one); it is set only for that moment, unless the admin set it.
+constexpr const char* kUnneededHwlocPlugins =
+    "hwloc_xml_libxml,hwloc_gl,hwloc_opencl,hwloc_cuda,hwloc_nvml,hwloc_rsmi,hwloc_levelzero";
+
 void keep_hwloc_plugins_loaded() {
   struct Pin {
     hwloc_topology_t topology = nullptr;
     Pin() {
+      const bool admin_list = std::getenv("HWLOC_PLUGINS_BLACKLIST") != nullptr;
+      if (!admin_list) ::setenv("HWLOC_PLUGINS_BLACKLIST", kUnneededHwlocPlugins, 1);
       if (hwloc_topology_init(&topology) != 0) topology = nullptr;
+      if (!admin_list) ::unsetenv("HWLOC_PLUGINS_BLACKLIST");
     }
     ~Pin() {
       if (topology) hwloc_topology_destroy(topology);
@@ -236,6 +249,7 @@ Topology load_live_topology(std::string* hwloc_export) {
 }
 
 Topology load_exported_hwloc_xml(const std::string& xml, const std::string& source) {
+  keep_hwloc_plugins_loaded();
   HwlocTopology topology = new_topology(source);
   hwloc_topology_set_flags(topology.get(), HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
   if (hwloc_topology_set_xmlbuffer(topology.get(), xml.c_str(), static_cast<int>(xml.size() + 1)) != 0 ||
