@@ -193,9 +193,10 @@ void check_hwloc_objects(const std::string& path, const xmlNode* node) {
 // the plugin is unloaded (dlclose), so a reloaded plugin does not lose it each time.
 //
 // Only the PCI plugin is needed (the Linux, XML and synthetic readers are built in): the others cost
-// each process that loads a topology tens of ms (hwloc_xml_libxml loads libxml2 and ICU, hwloc_gl
-// X11, hwloc_opencl/cuda/nvml/rsmi/levelzero the GPU runtimes and initialise them) and only add OS
-// devices under GPUs, which this model never reads. hwloc reads HWLOC_PLUGINS_BLACKLIST when the
+// each process that loads a topology time (about 17 ms of CPU on the test machine with Debian's
+// libhwloc-plugins: hwloc_xml_libxml loads libxml2 and ICU, hwloc_gl X11 libraries; the
+// opencl/cuda/nvml/rsmi/levelzero ones load and initialise GPU runtimes where they are built) and
+// only add OS devices under GPUs, which this model never reads. hwloc reads HWLOC_PLUGINS_BLACKLIST when the
 // first topology is created (this one); it is set only for that moment, unless the admin set it.
 constexpr const char* kUnneededHwlocPlugins =
     "hwloc_xml_libxml,hwloc_gl,hwloc_opencl,hwloc_cuda,hwloc_nvml,hwloc_rsmi,hwloc_levelzero";
