@@ -29,7 +29,7 @@ struct PluginState {
   PluginConfig config;
   bool option_given = false;
   ModeRequest request;                // the user's --gpu-direct; empty mode when not given
-  std::optional<NodeState> node;      // loaded once per step in user_init (remote)
+  std::optional<NodeState> node;      // loaded once per step in init_post_opt / user_init (remote)
   std::string node_error;             // why node could not be prepared; reported from task_init
   std::string step_gpus_on_node;      // SLURM_STEP_GPUS (else SLURM_JOB_GPUS) of the step, read in user_init
 };
@@ -42,7 +42,7 @@ void log_error(const std::string& message);
 // Hook bodies, one file each.
 int on_init(spank_t spank, int argc, char** argv);
 int on_option(int val, const char* optarg, int remote);
-int on_user_init(spank_t spank);
+int on_user_init(spank_t spank);  // init_post_opt and user_init: prepare_node() in slurmstepd
 int on_task_init(spank_t spank);
 
 // The batch script's shell, salloc's interactive step and the extern step are not tasks of a parallel step: binding them

@@ -12,6 +12,20 @@ extern const unsigned int plugin_version = SLURM_VERSION_NUMBER;
 extern const unsigned int spank_plugin_version = 1;
 }
 
+#if GPUDIRECT_STATIC_LIBSTDCXX
+// The plugin carries its own libstdc++ (plugin/CMakeLists.txt), whose exception emergency pool
+// (about 72 KB) would be lost at every dlclose. __freeres is the function libstdc++ provides for
+// valgrind to release it; it has no header.
+namespace __gnu_cxx {
+void __freeres();
+}
+namespace {
+struct ReleaseLibstdcxxPoolAtUnload {
+  ~ReleaseLibstdcxxPoolAtUnload() { __gnu_cxx::__freeres(); }
+} release_libstdcxx_pool_at_unload;
+}  // namespace
+#endif
+
 namespace gpudirect::plugin {
 
 PluginState& state() {
@@ -44,6 +58,10 @@ extern "C" {
 
 int slurm_spank_init(spank_t spank, int argc, char** argv) {
   return guarded("init", [&] { return gpudirect::plugin::on_init(spank, argc, argv); });
+}
+
+int slurm_spank_init_post_opt(spank_t spank, int, char**) {
+  return guarded("init_post_opt", [&] { return gpudirect::plugin::on_user_init(spank); });
 }
 
 int slurm_spank_user_init(spank_t spank, int, char**) {

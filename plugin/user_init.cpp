@@ -1,12 +1,17 @@
-// slurm_spank_user_init (slurmstepd, once per step and node, before tasks fork): load the topology,
-// plan the node, resolve the mode and, when it resolves to TCPXO, wait for the TCPXO
-// receive-datapath manager, once for all the node's tasks.
+// slurm_spank_init_post_opt (slurmstepd, as root, once per step and node, after the options) and
+// slurm_spank_user_init (the same process, as the job's user, before tasks fork): load the
+// topology (through the node's topology cache, which only root may write), plan the node, resolve
+// the mode and, when it resolves to TCPXO, wait for the TCPXO receive-datapath manager, once for
+// all the node's tasks. Whichever runs first does it; steps without --gpu-direct (and no default)
+// do nothing here.
 // A failure here would only print "launch failed" while srun exits 0, so it is recorded and
-// reported by task_init instead. task_init prepares the node itself if user_init did not.
+// reported by task_init instead. task_init prepares the node itself if neither did.
 #include "plugin_state.hpp"
 
+#include "gpudirect/gpu_uuid.hpp"
 #include "gpudirect/network_interfaces.hpp"
 #include "gpudirect/readiness.hpp"
+#include "gpudirect/topology_cache.hpp"
 #include "gpudirect/topology_sources.hpp"
 
 #include <unistd.h>
@@ -18,7 +23,11 @@ void prepare_node() {
   if (s.node || !s.node_error.empty()) return;
   try {
     NodeState node;
-    node.topology = s.config.topology.empty() ? load_live_topology() : load_topology_file(s.config.topology);
+    TopologyCacheConfig cache;
+    cache.dir = s.config.topology_cache;
+    CachedTopology loaded = load_topology_cached(s.config.topology, cache);
+    if (!loaded.note.empty()) slurm_verbose("gpudirect: %s", loaded.note.c_str());
+    node.topology = std::move(loaded.topology);
     node.plan = plan_node(node.topology);
     node.facts = probe_node_facts(s.config);
     node.interfaces = network_interface_names();  // the node's namespace, as its tasks see it
@@ -32,6 +41,7 @@ void prepare_node() {
       }
     }
     s.node = std::move(node);
+    nvml_resolver();  // constructed here, once, not in every forked task (NVML itself loads only for UUIDs)
   } catch (const std::exception& e) {
     s.node_error = std::string("cannot read the node's topology: ") + e.what();
     return;
@@ -45,9 +55,10 @@ void prepare_node() {
 }
 
 int on_user_init(spank_t spank) {
-  if (!is_parallel_step(spank) || asked_mode() == Mode::off) return 0;
-  // The step's GPUs on this node, before Slurm narrows them per task: under ConstrainDevices Slurm
-  // 22.05 gives each task a wrong narrowed SLURM_STEP_GPUS, or none (gpu_selection.hpp).
+  if (spank_context() != S_CTX_REMOTE || !is_parallel_step(spank) || asked_mode() == Mode::off) return 0;
+  // The step's GPUs on this node, before Slurm narrows them per task (task_init uses them; read in
+  // whichever of init_post_opt and user_init sees them): under ConstrainDevices Slurm 22.05 gives
+  // each task a wrong narrowed SLURM_STEP_GPUS, or none (gpu_selection.hpp).
   char gpus[4096] = "";
   if (spank_getenv(spank, "SLURM_STEP_GPUS", gpus, sizeof gpus) == ESPANK_SUCCESS ||
       spank_getenv(spank, "SLURM_JOB_GPUS", gpus, sizeof gpus) == ESPANK_SUCCESS)

@@ -1,7 +1,8 @@
 #include "gpudirect/gpu_uuid.hpp"
 
+#include "gpudirect/text.hpp"
+
 #include <algorithm>
-#include <sstream>
 #include <vector>
 
 namespace gpudirect {
@@ -19,9 +20,11 @@ bool is_gpu_uuid(const std::string& item) { return item.starts_with("GPU-") || i
 
 std::string gpu_uuids_to_indices(const std::string& list, const std::string& what, const Topology& topology,
                                  GpuUuidResolver& resolver) {
+  // Runs in every task: no stream here (constructing one costs more than the rest of this).
+  if (list.find("GPU-") == std::string::npos && list.find("MIG-") == std::string::npos) return list;
   std::vector<std::string> items;
-  std::stringstream in(list);
-  for (std::string item; std::getline(in, item, ',');) items.push_back(trimmed(item));
+  for (std::string_view item : split(list, ',')) items.push_back(trimmed(std::string(item)));
+  if (items.size() > 1 && items.back().empty()) items.pop_back();  // "a,b," lists a and b
   if (std::none_of(items.begin(), items.end(), is_gpu_uuid)) return list;
 
   std::vector<std::string> out;

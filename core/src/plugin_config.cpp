@@ -14,7 +14,7 @@ namespace gpudirect {
 namespace {
 
 constexpr const char* kKeys =
-    "default, lib_dir, profile_dir, profile.tcpxo, topology, cpu_bind, rxdm_ready, rxdm_timeout, verbose";
+    "default, lib_dir, profile_dir, profile.tcpxo, topology, topology_cache, cpu_bind, rxdm_ready, rxdm_timeout, verbose";
 
 [[noreturn]] void reject(const std::string& arg, const std::string& why) {
   throw std::invalid_argument("plugstack argument '" + quote_bounded(arg, 128) + "': " + why);
@@ -71,6 +71,8 @@ PluginConfig parse_plugin_config(const std::vector<std::string>& args) {
       config.tcpxo_profile = value;
     } else if (key == "topology") {
       config.topology = absolute_path(arg, value);
+    } else if (key == "topology_cache") {
+      config.topology_cache = value == "off" ? std::string() : absolute_path(arg, value);
     } else if (key == "cpu_bind") {
       config.cpu_bind = parse_bool(arg, value);
     } else if (key == "rxdm_ready") {
@@ -114,6 +116,7 @@ std::string describe(const PluginConfig& config) {
   if (!config.profile_dir.empty()) out += " profile_dir=" + config.profile_dir;
   out += " profile.tcpxo=" + config.tcpxo_profile;
   out += " topology=" + (config.topology.empty() ? std::string("(live hwloc)") : config.topology);
+  out += " topology_cache=" + (config.topology_cache.empty() ? std::string("off") : config.topology_cache);
   out += std::string(" cpu_bind=") + (config.cpu_bind ? "on" : "off");
   if (!config.rxdm_ready.empty())
     out += " rxdm_ready=" + config.rxdm_ready + " rxdm_timeout=" + std::to_string(config.rxdm_timeout_s);

@@ -83,11 +83,12 @@ Topology load_nccl_topology_xml(const std::string& path) {
   return topology;
 }
 
-Topology load_topology_file(const std::string& path) {
+Topology load_topology_file(const std::string& path, std::string* hwloc_export) {
   const std::string bytes = topology_xml::read_file(path);
   const auto doc = topology_xml::parse(path, bytes);
   const xmlNode* root = xmlDocGetRootElement(doc.get());
-  if (topology_xml::is_element(root, "topology")) return topology_xml::read_hwloc(path, bytes, *doc);
+  if (topology_xml::is_element(root, "topology")) return topology_xml::read_hwloc(path, bytes, *doc, hwloc_export);
+  if (hwloc_export) hwloc_export->clear();
   if (topology_xml::is_element(root, "system")) {
     Topology topology = topology_xml::read_nccl(path, *doc);
     resolve_nic_names(topology);

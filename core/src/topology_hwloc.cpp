@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 
@@ -130,6 +131,16 @@ HwlocTopology new_topology(const std::string& what) {
 // The largest PU or NUMA node index a file may give (hwloc sizes its bitmaps by the largest index).
 constexpr unsigned kMaxOsIndex = 1u << 20;
 
+// hwloc's own XML for what it loaded, for the topology cache; empty if it cannot export.
+std::string export_xml(hwloc_topology_t raw) {
+  char* buffer = nullptr;
+  int length = 0;
+  if (hwloc_topology_export_xmlbuffer(raw, &buffer, &length, 0) != 0 || !buffer) return "";
+  std::string xml(buffer, length > 0 ? static_cast<std::size_t>(length - 1) : 0);  // length counts the NUL
+  hwloc_free_xmlbuffer(raw, buffer);
+  return xml;
+}
+
 // hwloc accepts a PCI object without pci_busid as 0000:00:00.0; catch such files before it does.
 void check_hwloc_objects(const std::string& path, const xmlNode* node) {
   for (; node; node = node->next) {
@@ -191,11 +202,24 @@ void check_hwloc_objects(const std::string& path, const xmlNode* node) {
 // instead of 8 ms when they stay), and every unload loses the ~1 KB libpciaccess still holds (ASan
 // reports it). One handle kept for the life of the process keeps them loaded; it is destroyed when
 // the plugin is unloaded (dlclose), so a reloaded plugin does not lose it each time.
+//
+// Only the PCI plugin is needed (the Linux, XML and synthetic readers are built in): the others cost
+// each process that loads a topology time (about 17 ms of CPU on the test machine with Debian's
+// libhwloc-plugins: hwloc_xml_libxml loads libxml2 and ICU, hwloc_gl X11 libraries; the
+// opencl/cuda/nvml/rsmi/levelzero ones load and initialise GPU runtimes where they are built) and
+// only add OS devices under GPUs, which this model never reads. hwloc reads HWLOC_PLUGINS_BLACKLIST when the
+// first topology is created (this one); it is set only for that moment, unless the admin set it.
+constexpr const char* kUnneededHwlocPlugins =
+    "hwloc_xml_libxml,hwloc_gl,hwloc_opencl,hwloc_cuda,hwloc_nvml,hwloc_rsmi,hwloc_levelzero";
+
 void keep_hwloc_plugins_loaded() {
   struct Pin {
     hwloc_topology_t topology = nullptr;
     Pin() {
+      const bool admin_list = std::getenv("HWLOC_PLUGINS_BLACKLIST") != nullptr;
+      if (!admin_list) ::setenv("HWLOC_PLUGINS_BLACKLIST", kUnneededHwlocPlugins, 1);
       if (hwloc_topology_init(&topology) != 0) topology = nullptr;
+      if (!admin_list) ::unsetenv("HWLOC_PLUGINS_BLACKLIST");
     }
     ~Pin() {
       if (topology) hwloc_topology_destroy(topology);
@@ -210,7 +234,7 @@ void keep_hwloc_plugins_loaded() {
 
 namespace topology_xml {
 
-Topology read_hwloc(const std::string& path, const std::string& bytes, const xmlDoc& doc) {
+Topology read_hwloc(const std::string& path, const std::string& bytes, const xmlDoc& doc, std::string* hwloc_export) {
   check_hwloc_objects(path, xmlDocGetRootElement(&doc)->children);
   keep_hwloc_plugins_loaded();
   HwlocTopology topology = new_topology(path);
@@ -219,12 +243,13 @@ Topology read_hwloc(const std::string& path, const std::string& bytes, const xml
     throw TopologyError(path + ": hwloc cannot read XML (its XML support is missing?)");
   if (hwloc_topology_load(topology.get()) != 0)
     throw TopologyError(path + ": hwloc rejected this XML topology; check it with `lstopo --input " + path + "`");
+  if (hwloc_export) *hwloc_export = export_xml(topology.get());
   return collect(topology.get(), "hwloc-xml:" + path);
 }
 
 }  // namespace topology_xml
 
-Topology load_live_topology() {
+Topology load_live_topology(std::string* hwloc_export) {
   keep_hwloc_plugins_loaded();
   HwlocTopology topology = new_topology("live topology");
   // The GPUs' local CPUs are a fact of the machine: keep CPUs this process's cgroup may not use.
@@ -236,7 +261,19 @@ Topology load_live_topology() {
   if (!hwloc_get_next_pcidev(topology.get(), nullptr))
     return collect(topology.get(), "hwloc, which saw no PCI devices: /sys/bus/pci is empty or unreadable where slurmd runs; "
                                    "give it the host's /sys, or set topology=FILE in plugstack.conf");
+  // Not cached without PCI devices: the next load must find (and say) the same again.
+  if (hwloc_export) *hwloc_export = export_xml(topology.get());
   return collect(topology.get(), "hwloc");
+}
+
+Topology load_exported_hwloc_xml(const std::string& xml, const std::string& source) {
+  keep_hwloc_plugins_loaded();
+  HwlocTopology topology = new_topology(source);
+  hwloc_topology_set_flags(topology.get(), HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+  if (hwloc_topology_set_xmlbuffer(topology.get(), xml.c_str(), static_cast<int>(xml.size() + 1)) != 0 ||
+      hwloc_topology_load(topology.get()) != 0)
+    throw TopologyError("hwloc rejected the cached XML of " + source);
+  return collect(topology.get(), source);
 }
 
 }  // namespace gpudirect

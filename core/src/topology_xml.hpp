@@ -27,7 +27,9 @@ bool is_element(const xmlNode* node, const char* name);
 std::optional<std::string> attribute(const xmlNode* node, const char* name);
 
 // The readers behind load_hwloc_xml / load_nccl_topology_xml, given the parsed file.
-Topology read_hwloc(const std::string& path, const std::string& bytes, const xmlDoc& doc);
+// hwloc_export: when not null, receives hwloc's XML export of what it loaded (for the cache).
+Topology read_hwloc(const std::string& path, const std::string& bytes, const xmlDoc& doc,
+                    std::string* hwloc_export = nullptr);
 Topology read_nccl(const std::string& path, const xmlDoc& doc);
 
 }  // namespace gpudirect::topology_xml

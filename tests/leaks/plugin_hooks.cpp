@@ -1,6 +1,7 @@
 // Calls spank_gpudirect.so's hooks the way Slurm does, many times in one process, with stand-ins
 // for the spank_* and slurm_* functions slurmstepd provides: the plugin is dlopen()ed, init runs,
-// the option callback runs twice (as in slurmstepd), user_init once, task_init once per task; then
+// the option callback runs twice (as in slurmstepd), init_post_opt and user_init once, task_init
+// once per task; then
 // dlclose() and again, ROUNDS times. Run under valgrind --leak-check=full (release build) or with
 // LeakSanitizer (ASan build): any leak or memory error fails the test.
 //   plugin_hooks PLUGIN.so ROUNDS TOPOLOGY_XML PROFILE_DIR
@@ -138,8 +139,10 @@ int main(int argc, char** argv) {
   const auto lib_dir = std::filesystem::temp_directory_path() / ("gpudirect-plugin-hooks-" + std::to_string(::getpid()));
   std::filesystem::create_directories(lib_dir);
   std::ofstream(lib_dir / "libnccl-net.so").put('\0');
+  // The topology cache in a directory of its own: the first round writes it, the others read it.
   std::vector<std::string> words{"default=off", std::string("topology=") + argv[3], std::string("profile_dir=") + argv[4],
-                                 "lib_dir=" + lib_dir.string(), "verbose=on"};
+                                 "lib_dir=" + lib_dir.string(), "topology_cache=" + (lib_dir / "cache").string(),
+                                 "verbose=on"};
   std::vector<char*> args;
   for (auto& word : words) args.push_back(word.data());
   auto* const spank = reinterpret_cast<spank_t>(&task_env);  // never dereferenced by the plugin
@@ -155,6 +158,7 @@ int main(int argc, char** argv) {
     // slurmstepd may call the callback twice; a bad value in between is refused and changes nothing.
     for (const char* value : {"tcpxo", "not-a-mode\n", "tcpxo"})
       if ((registered->cb(registered->val, value, 1) == 0) != (value[0] == 't')) return fail("option callback");
+    if (hook(plugin, "slurm_spank_init_post_opt")(spank, 0, nullptr) != 0) return fail("slurm_spank_init_post_opt failed");
     if (hook(plugin, "slurm_spank_user_init")(spank, 0, nullptr) != 0) return fail("slurm_spank_user_init failed");
     for (std::uint32_t task = 0; task < 8; ++task) {
       local_task = task;
@@ -167,6 +171,6 @@ int main(int argc, char** argv) {
   }
   std::filesystem::remove_all(lib_dir);
   if (errors_logged != rounds) return fail("expected exactly one logged error per round (the refused option value)");
-  std::printf("plugin_hooks: %d rounds of init, option x3, user_init, 8 x task_init: ok\n", rounds);
+  std::printf("plugin_hooks: %d rounds of init, option x3, init_post_opt, user_init, 8 x task_init: ok\n", rounds);
   return 0;
 }

@@ -32,6 +32,10 @@ TEST_CASE("plugstack arguments", "[plugin_config]") {
   CHECK(d.default_mode == Mode::off);
   CHECK(lib_dir_for(d, Mode::tcpxo) == "/var/lib/tcpxo/lib64");
   CHECK(lib_dir_for(d, Mode::tcpx) == "/var/lib/tcpx/lib64");
+  CHECK(d.topology_cache == "/run/gpudirect-slurm");
+  CHECK(parse_plugin_config({"topology_cache=off"}).topology_cache.empty());
+  CHECK(parse_plugin_config({"topology_cache=/var/cache/gd"}).topology_cache == "/var/cache/gd");
+  CHECK_THROWS_WITH(parse_plugin_config({"topology_cache=cache"}), Catch::Contains("absolute path"));
 
   CHECK_THROWS_WITH(parse_plugin_config({"colour=blue"}), Catch::Contains("unknown key"));
   CHECK_THROWS_WITH(parse_plugin_config({"default"}), Catch::Contains("expected key=value"));

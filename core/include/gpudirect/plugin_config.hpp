@@ -15,6 +15,7 @@ struct PluginConfig {
   std::string profile_dir;        // admin override, searched before the installed profiles
   std::string tcpxo_profile = "tcpxo";
   std::string topology;           // hwloc or NCCL XML instead of live discovery; "" = live
+  std::string topology_cache = "/run/gpudirect-slurm";  // root-owned dir (topology_cache.hpp); "" = off
   bool cpu_bind = true;
   std::string rxdm_ready;         // a file, or a unix socket, that must exist before tcpxo tasks start
   int rxdm_timeout_s = 120;

@@ -14,11 +14,16 @@ class TopologyError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-Topology load_live_topology();
+// hwloc_export: when not null, receives hwloc's own XML of what it loaded (empty for NCCL files),
+// which topology_cache.hpp keeps so that later loads skip discovery and the file checks.
+Topology load_live_topology(std::string* hwloc_export = nullptr);
 Topology load_hwloc_xml(const std::string& path);
 Topology load_nccl_topology_xml(const std::string& path);
 // Looks at the root element: <topology> is hwloc XML, <system> is NCCL topology XML.
-Topology load_topology_file(const std::string& path);
+Topology load_topology_file(const std::string& path, std::string* hwloc_export = nullptr);
+// XML that hwloc exported in this plugin's own cache (not a file a user wrote: no libxml2 checks);
+// `source` names where it came from originally ("hwloc", "hwloc-xml:<path>").
+Topology load_exported_hwloc_xml(const std::string& xml, const std::string& source);
 
 // Names NICs a file knows only by bus id (a bare NCCL <pci>) from this node's sysfs
 // (<sysfs_root>/bus/pci/devices/<bus id>/{net,infiniband}/), when that device is a network
