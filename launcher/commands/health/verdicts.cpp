@@ -32,7 +32,7 @@ std::vector<NodeVerdict> judge_nodes(const std::vector<std::string>& nodes, cons
       v.runs.push_back(i);
       if (run.outcome == Outcome::not_started) continue;
       judged = true;
-      if (!passes(run, threshold) && good.count(peer_of(run, node)) && !v.evidence) v.evidence = i;
+      if (!passes(run, threshold) && good.count(peer_of(run, node))) v.evidence = i;  // the latest: the second pass was made to decide
     }
     if (good.count(node)) v.verdict = Verdict::good;
     else if (v.evidence) v.verdict = Verdict::bad;

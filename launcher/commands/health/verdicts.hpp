@@ -25,7 +25,7 @@ struct NodeVerdict {
   std::string node;
   Verdict verdict = Verdict::untested;
   std::vector<std::size_t> runs;          // indices into the sweep's runs (pairs only) that include the node
-  std::optional<std::size_t> evidence;    // bad: the failing run with a good peer that proves it
+  std::optional<std::size_t> evidence;    // bad: the latest failing run with a good peer, which proves it
   std::string slurm_state;                // skipped: Slurm's state and reason
 };
 
