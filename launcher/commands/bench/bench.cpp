@@ -1,6 +1,6 @@
 // `gpudirect-launch bench COLLECTIVE`: nccl-tests' flags, table and footers (so existing parsing
 // scripts work), over NCCL on GPUs or libfabric on host memory, plus JSON output, a pass/fail
-// threshold and the slowest rank named when it is an outlier.
+// threshold, the slowest rank named when it is a straggler, and a Prometheus metrics file.
 #include "command_registry.hpp"
 
 #include "bench/check_data.hpp"
@@ -8,6 +8,8 @@
 #include "bootstrap/session.hpp"
 #include "comm/communicator_factory.hpp"
 #include "gpudirect/text.hpp"
+#include "metrics/bench_metrics.hpp"
+#include "metrics/straggler.hpp"
 
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -35,7 +37,7 @@ struct BenchOptions {
   std::string min_bytes = "32M", max_bytes = "32M", step_bytes;
   double step_factor = 2;
   int iters = 20, warmup = 5, check = 1, root = 0, average = 1, blocking = 0, graph = 0, threads = 1, gpus = 1;
-  std::string op = "sum", datatype = "float", json, backend = "auto";
+  std::string op = "sum", datatype = "float", json, backend = "auto", metrics_file;
   double min_busbw = 0;
 };
 
@@ -113,6 +115,8 @@ class Runner {
           busbw_sum += out_of_place.busbw + in_place.busbw;
           busbw_rows += 2;
           print_row(shape, type_name, op_name, out_of_place, in_place);
+          keep_result(shape, type_name, op_name, out_of_place, false);
+          keep_result(shape, type_name, op_name, in_place, true);
         }
     comm_.release(send_);
     comm_.release(recv_);
@@ -124,7 +128,10 @@ class Runner {
                   threshold > 0 ? (average < 0.9 * threshold ? "FAILED" : "OK") : "");
       std::printf("#\n");
       std::fflush(stdout);
-      if (!o_.json.empty()) write_json(average, threshold);
+      const bool passed = wrong_total_ == 0 && !(threshold > 0 && average < 0.9 * threshold);
+      const metrics::BenchRunResult result = run_result(average, threshold, passed);
+      if (!o_.json.empty()) write_json(result);
+      if (!o_.metrics_file.empty()) write_metrics(result);
     }
     if (wrong_total_ > 0) return kExitWrong;
     if (threshold > 0 && average < 0.9 * threshold) {
@@ -283,10 +290,12 @@ class Runner {
   }
 
   void print_row(const bench::RowShape& shape, const std::string& type, const std::string& op, const Measurement& out, const Measurement& in) {
+    const auto half = [this](const Measurement& m) {
+      return nlohmann::json{{"time_us", m.time_us}, {"algbw", m.algbw}, {"busbw", m.busbw}, {"wrong", m.wrong},
+                            {"rank_times_us", m.rank_times}, {"straggler", straggler_json(m)}};
+    };
     rows_.push_back({{"size", shape.shown_bytes}, {"count", shape.shown_count}, {"type", type}, {"redop", op},
-                     {"root", bench::has_root(collective_) ? o_.root : -1},
-                     {"out_of_place", {{"time_us", out.time_us}, {"algbw", out.algbw}, {"busbw", out.busbw}, {"wrong", out.wrong}, {"rank_times_us", out.rank_times}}},
-                     {"in_place", {{"time_us", in.time_us}, {"algbw", in.algbw}, {"busbw", in.busbw}, {"wrong", in.wrong}, {"rank_times_us", in.rank_times}}}});
+                     {"root", bench::has_root(collective_) ? o_.root : -1}, {"out_of_place", half(out)}, {"in_place", half(in)}});
     if (!rank0()) return;
     const std::string redop = bench::is_reducing(collective_) ? op : "none";
     const std::string root = bench::has_root(collective_) ? std::to_string(o_.root) : "-1";
@@ -298,29 +307,59 @@ class Runner {
     std::fflush(stdout);
   }
 
+  // The row's slowest rank when the shared rule (metrics/straggler.hpp) names it a straggler.
+  std::optional<metrics::SlowestRank> straggler(const Measurement& m) const {
+    std::vector<double> seconds;
+    for (const double us : m.rank_times) seconds.push_back(us * 1e-6);
+    auto slowest = metrics::slowest_rank(seconds, metrics::kBenchStragglerRule);
+    if (!slowest || !slowest->straggler) return std::nullopt;
+    return slowest;
+  }
+
+  std::string host_of(std::size_t rank) const { return rank < gather_hosts_.size() ? gather_hosts_[rank] : "?"; }
+
+  nlohmann::json straggler_json(const Measurement& m) const {
+    const auto s = straggler(m);
+    if (!s) return nullptr;
+    return {{"rank", s->rank}, {"host", host_of(s->rank)}, {"time_us", s->seconds * 1e6}, {"median_us", s->median_seconds * 1e6}};
+  }
+
   // A bad node shows up in one run: name the slowest rank when it is far off the median.
-  void report_outlier(const Measurement& m, const char* which, std::size_t bytes) {
-    if (m.rank_times.size() < 3) return;
-    std::vector<double> sorted = m.rank_times;
-    std::sort(sorted.begin(), sorted.end());
-    const double median = sorted[sorted.size() / 2];
-    const auto slowest = std::max_element(m.rank_times.begin(), m.rank_times.end());
-    if (median > 0 && *slowest > 1.5 * median && *slowest - median > 50.0) {
-      const auto rank = static_cast<std::size_t>(slowest - m.rank_times.begin());
-      const std::string host = rank < hosts().size() ? hosts()[rank] : "?";
-      std::printf("#  slow rank: %zu bytes %s: rank %zu on %s took %.1f us, median %.1f us\n", bytes, which, rank, host.c_str(), *slowest, median);
+  void report_outlier(const Measurement& m, const char* which, std::size_t bytes) const {
+    if (const auto s = straggler(m))
+      std::printf("#  slow rank: %zu bytes %s: rank %zu on %s took %.1f us, median %.1f us\n", bytes, which, s->rank, host_of(s->rank).c_str(),
+                  s->seconds * 1e6, s->median_seconds * 1e6);
+  }
+
+  void keep_result(const bench::RowShape& shape, const std::string& type, const std::string& op, const Measurement& m, bool in_place) {
+    results_.push_back({shape.shown_bytes, type, bench::is_reducing(collective_) ? op : "none", in_place, m.time_us, m.algbw, m.busbw, m.wrong,
+                        m.rank_times});
+  }
+
+  metrics::BenchRunResult run_result(double average, double threshold, bool passed) const {
+    const char* job = std::getenv("SLURM_JOB_ID");
+    return {bench::name_of(collective_), comm_.backend_name(), job ? job : "", gather_hosts_, results_, average, threshold, wrong_total_, passed,
+            std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()};
+  }
+
+  void write_metrics(const metrics::BenchRunResult& result) const {
+    try {
+      metrics::bench_metrics(result).write(o_.metrics_file);
+    } catch (const std::runtime_error& e) {
+      throw UsageError(e.what());
     }
   }
 
-  const std::vector<std::string>& hosts() {
-    if (hosts_.empty()) hosts_ = gather_hosts_;
-    return hosts_;
-  }
-
-  void write_json(double average, double threshold) {
+  void write_json(const metrics::BenchRunResult& result) {
+    nlohmann::json slowest = nullptr;
+    if (const auto s = metrics::bench_slowest_rank(result))
+      slowest = {{"rank", s->rank}, {"host", host_of(s->rank)}, {"time_us", s->seconds * 1e6}, {"median_us", s->median_seconds * 1e6},
+                 {"straggler", s->straggler}};
     nlohmann::json out{{"collective", bench::name_of(collective_)}, {"ranks", comm_.size()}, {"backend", comm_.backend_name()},
-                       {"hosts", gather_hosts_}, {"rows", rows_}, {"avg_busbw", average}, {"wrong_total", wrong_total_},
-                       {"min_busbw", threshold}, {"iters", o_.iters}, {"warmup_iters", o_.warmup}};
+                       {"hosts", gather_hosts_}, {"rows", rows_}, {"avg_busbw", result.avg_busbw_gbps}, {"wrong_total", wrong_total_},
+                       {"min_busbw", result.min_busbw_gbps}, {"iters", o_.iters}, {"warmup_iters", o_.warmup},
+                       {"job_id", result.job_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(result.job_id)},
+                       {"slowest_rank", slowest}};
     std::ofstream file(o_.json);
     if (!file) throw UsageError("cannot write the JSON output " + o_.json);
     file << out.dump(2) << "\n";
@@ -339,7 +378,8 @@ class Runner {
   std::size_t wrong_total_ = 0;
   int sequence_ = 0;
   nlohmann::json rows_ = nlohmann::json::array();
-  std::vector<std::string> gather_hosts_, hosts_;
+  std::vector<metrics::BenchRowResult> results_;
+  std::vector<std::string> gather_hosts_;
 };
 
 int run_bench(const BenchOptions& options, const bootstrap::SessionOptions& session_options) {
@@ -350,6 +390,14 @@ int run_bench(const BenchOptions& options, const bootstrap::SessionOptions& sess
   if (options.iters < 1 || options.warmup < 0 || options.check < 0) throw UsageError("-n must be at least 1; -w and -c at least 0");
   if (options.average < 0 || options.average > 3) throw UsageError("-a must be 0 (rank 0), 1 (average), 2 (min) or 3 (max)");
   bootstrap::Session session = bootstrap::open_session(session_options);
+  // Rank 0 writes the metrics file at the end: refuse a path it cannot write before the run, not after.
+  if (!options.metrics_file.empty() && session.context.rank == 0) {
+    try {
+      metrics::check_writable(options.metrics_file);
+    } catch (const std::runtime_error& e) {
+      throw UsageError(e.what());
+    }
+  }
   auto communicator = comm::make_communicator({options.backend, session_options.timeout}, session);
   Runner runner(options, session, *communicator, *collective);
   if (session.store) runner.set_hosts(session.store->all_gather("bench/hosts", session.context.hostname));
@@ -388,6 +436,9 @@ void register_bench(CLI::App& app, CommandContext& context) {
   bench->add_option("-g,--ngpus", o->gpus, "GPUs per thread (must be 1)");
   bench->add_option("--backend", o->backend, "auto (NCCL when built with it and a GPU is visible), nccl or libfabric");
   bench->add_option("--min-busbw", o->min_busbw, "fail (exit 7) when the average bus bandwidth is under 0.9 x this, in GB/s");
+  bench->add_option("--metrics-file", o->metrics_file,
+                    "rank 0 writes the results in the Prometheus text format for node_exporter's textfile collector "
+                    "(gpudirect_bench_* gauges; a PATH ending in .prom in --collector.textfile.directory), replaced atomically");
   bench->callback([o, &context] {
     int& exit_code = context.exit_code;
     try {

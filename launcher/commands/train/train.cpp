@@ -1,10 +1,13 @@
 // `gpudirect-launch train`: data-parallel GPT training steps over every rank of the job (the
 // cluster's end-to-end check), with per-step loss, throughput, MFU and exposed communication,
-// preemption-safe checkpoints and JSON lines for plotting.
+// preemption-safe checkpoints, JSON lines for plotting, the straggler of every step and a
+// Prometheus metrics file.
 #include "command_registry.hpp"
 
 #include "bootstrap/session.hpp"
 #include "comm/communicator_factory.hpp"
+#include "metrics/straggler.hpp"
+#include "metrics/train_metrics.hpp"
 #include "train/cpu/cpu_model.hpp"
 #include "train/data_source.hpp"
 #include "train/peak_flops.hpp"
@@ -54,7 +57,7 @@ struct TrainOptions {
   bool resume = false;
   int threads = 0;
   std::string backend = "auto";
-  std::string json;
+  std::string json, metrics_file;
   double peak_tflops = 0;
   double bucket_mib = 25, first_bucket_mib = 1;
   double progress_seconds = 10;
@@ -118,12 +121,19 @@ std::string format_count(double value) {
   return text;
 }
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+using metrics::median;
+
+// The time each rank computed in a step: its step minus the communication it waited for. The
+// gradient all-reduce makes every rank's wall step time about the same, so a slow rank shows here
+// (the others wait for it, it waits for nobody).
+std::vector<double> compute_seconds(const train::StepResult& r) {
+  std::vector<double> out;
+  for (std::size_t i = 0; i < r.rank_seconds.size(); ++i)
+    out.push_back(std::max(0.0, r.rank_seconds[i] - (i < r.rank_exposed_seconds.size() ? r.rank_exposed_seconds[i] : 0.0)));
+  return out;
 }
+
+double unix_seconds() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 // Rank 0's "still working" line while a step runs longer than `interval` (a 5B model on CPU, a slow
 // fabric): the step, how long it has run and how many micro-batches are done.
@@ -191,6 +201,14 @@ int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_op
   bootstrap::Session session = bootstrap::open_session(session_options);
   const bootstrap::LaunchContext& context = session.context;
   const bool leader = context.rank == 0;
+  // Rank 0 writes the metrics file during the run: refuse a path it cannot write before the first step.
+  if (leader && !o.metrics_file.empty()) {
+    try {
+      metrics::check_writable(o.metrics_file);
+    } catch (const std::runtime_error& e) {
+      throw UsageError(e.what());
+    }
+  }
   auto communicator = comm::make_communicator({"libfabric", session_options.timeout}, session);
   const std::vector<std::string> hosts =
       session.store ? session.store->all_gather("train/hosts", context.hostname) : std::vector<std::string>{context.hostname};
@@ -276,6 +294,22 @@ int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_op
   std::vector<double> step_times, exposed_times;
   double first_loss = NAN, last_loss = NAN;
   int status = 0;
+  metrics::TrainProgress progress;
+  progress.preset = config.preset;
+  if (const char* job = std::getenv("SLURM_JOB_ID")) progress.job_id = job;
+  progress.hosts = hosts;
+  progress.planned_steps = o.steps;
+  // The file is rewritten (atomically: a temporary file, fsync, rename) after the first step, then
+  // at most every 5 s and at the end, so short steps do not spend their time on fsync.
+  auto last_publish = std::chrono::steady_clock::time_point{};
+  const auto publish = [&](bool force) {
+    if (!leader || o.metrics_file.empty() || progress.step == 0) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (!force && last_publish != std::chrono::steady_clock::time_point{} && now - last_publish < std::chrono::seconds(5)) return;
+    last_publish = now;
+    progress.updated_unix_seconds = unix_seconds();
+    metrics::train_metrics(progress).write(o.metrics_file);
+  };
   const auto save = [&](const char* why) {
     const auto start = std::chrono::steady_clock::now();
     trainer.save_checkpoint(o.checkpoint, data->describe());
@@ -303,18 +337,37 @@ int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_op
       std::printf("step %5ld/%d | loss %.6f | lr %.3e | norm %.4f | %8.1f ms | %9s tok/s | %7.3f TFLOP/s | MFU %5.1f%% | exposed comm %6.1f ms (%4.1f%%)\n",
                   r.step + 1, o.steps, r.loss, static_cast<double>(r.lr), r.grad_norm, slowest * 1e3, format_count(tokens_per_s).c_str(), tflops,
                   mfu * 100, exposed * 1e3, 100 * exposed / slowest);
-      const double typical = median(r.rank_seconds);
-      const auto slow_rank = static_cast<int>(std::max_element(r.rank_seconds.begin(), r.rank_seconds.end()) - r.rank_seconds.begin());
-      if (context.size > 1 && slowest > 1.2 * typical && slowest - typical > 0.002)
-        std::printf("      slowest rank %d on %s: %.1f ms, median %.1f ms\n", slow_rank, hosts[static_cast<std::size_t>(slow_rank)].c_str(),
-                    slowest * 1e3, typical * 1e3);
+      const std::vector<double> compute = compute_seconds(r);
+      const metrics::SlowestRank slow = *metrics::slowest_rank(compute, metrics::kTrainStragglerRule);
+      const std::string& slow_host = hosts[slow.rank];
+      if (slow.straggler)
+        std::printf("      slow rank: rank %zu on %s computed %.1f ms of the step, median %.1f ms\n", slow.rank, slow_host.c_str(), slow.seconds * 1e3,
+                    slow.median_seconds * 1e3);
       std::fflush(stdout);
-      std::vector<double> rank_ms;
-      for (const double s : r.rank_seconds) rank_ms.push_back(s * 1e3);
+      const auto in_ms = [](const std::vector<double>& seconds) {
+        std::vector<double> ms;
+        for (const double s : seconds) ms.push_back(s * 1e3);
+        return ms;
+      };
+      const nlohmann::json straggler = slow.straggler ? nlohmann::json{{"rank", slow.rank}, {"host", slow_host}, {"compute_ms", slow.seconds * 1e3},
+                                                                        {"median_compute_ms", slow.median_seconds * 1e3}}
+                                                      : nlohmann::json(nullptr);
       write_json({{"type", "step"}, {"step", r.step + 1}, {"loss", r.loss}, {"lr", r.lr}, {"grad_norm", r.grad_norm},
                   {"step_ms", slowest * 1e3}, {"tokens_per_s", tokens_per_s}, {"tflops", tflops}, {"mfu", mfu},
-                  {"exposed_comm_ms", exposed * 1e3}, {"rank_step_ms", rank_ms}, {"slowest_rank", slow_rank},
-                  {"slowest_host", hosts[static_cast<std::size_t>(slow_rank)]}});
+                  {"exposed_comm_ms", exposed * 1e3}, {"rank_step_ms", in_ms(r.rank_seconds)}, {"rank_compute_ms", in_ms(compute)},
+                  {"slowest_rank", slow.rank}, {"slowest_host", slow_host}, {"straggler", straggler}});
+
+      progress.step = r.step + 1;
+      progress.loss = r.loss;
+      progress.step_seconds = slowest;
+      const std::size_t skip = step_times.size() > 1 ? 1 : 0;
+      progress.median_step_seconds = median(std::vector<double>(step_times.begin() + static_cast<long>(skip), step_times.end()));
+      progress.tokens_per_second = tokens_per_s;
+      progress.mfu = mfu;
+      progress.exposed_comm_seconds = exposed;
+      progress.slowest = slow;
+      if (slow.straggler) ++progress.straggler_steps[slow.rank];
+      publish(false);
     }
     if (r.stop) {
       if (!o.checkpoint.empty()) save("stop signal");
@@ -328,6 +381,7 @@ int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_op
     if (o.checkpoint_every > 0 && trainer.next_step() % o.checkpoint_every == 0 && trainer.next_step() < o.steps) save("every");
   }
   if (status == 0 && !o.checkpoint.empty() && !step_times.empty()) save("end of run");
+  publish(true);
   if (leader && step_times.empty())
     std::printf("gpudirect train: nothing to do: the checkpoint is at step %ld and --steps is %d\n", trainer.next_step(), o.steps);
 
@@ -400,6 +454,10 @@ void register_train(CLI::App& app, CommandContext& context) {
   cmd->add_option("--threads", o->threads, "CPU threads per rank (default: the rank's CPUs, shared among local ranks when unbound)");
   cmd->add_option("--backend", o->backend, "auto, libfabric or nccl; auto picks the CPU model over libfabric (the CUDA model is a later release)");
   cmd->add_option("-J,--json", o->json, "write one JSON object per line: start, every step, summary (rank 0; appended on --resume)");
+  cmd->add_option("--metrics-file", o->metrics_file,
+                  "rank 0 writes loss, step time, tokens/s, MFU and the straggler in the Prometheus text format for node_exporter's "
+                  "textfile collector (gpudirect_train_* gauges; a PATH ending in .prom in --collector.textfile.directory), "
+                  "replaced atomically after the first step, at most every 5 s and at the end");
   cmd->add_option("--peak-tflops", o->peak_tflops, "peak FLOP/s per rank in TFLOP/s for MFU (default: measured with a short sgemm probe)");
   cmd->add_option("--progress-seconds", o->progress_seconds, "print a progress line when a step runs longer than this, 0 for never (default 10)");
   cmd->add_option("--bucket-mib", o->bucket_mib, "gradient bucket size in MiB (default 25, as PyTorch DDP)");
