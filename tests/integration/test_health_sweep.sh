@@ -3,7 +3,7 @@
 # ones its ranks' libfabric tcp traffic uses, as the plugin binds them) are rate limited with tc
 # inside its namespace; the sweep must name exactly node3, drain it with our reason (--drain),
 # undrain it once the limit is gone (--resume), skip a down node without waiting for it, and end
-# a pair that outlives --pair-timeout. The JSON, SVG and table are checked on the way.
+# a pair that outlives --pair-timeout. The table, JSON, SVG and metrics file are checked on the way.
 # (tc netem is not in this kernel; tbf is the rate limit that is: the check takes whichever works.)
 source "$(dirname "$0")/lib.sh"
 
@@ -46,7 +46,7 @@ limit || { fail "tc cannot rate limit $SLOW's NICs"; summary; exit 1; }
 
 # 1. The slowed node is named, alone, and drained with our reason.
 start=$SECONDS
-out=$(sweep slow --drain --json "$work/slow.json" --svg "$work/slow.svg" 2>&1)
+out=$(sweep slow --drain --json "$work/slow.json" --svg "$work/slow.svg" --metrics-file "$work/health.prom" 2>&1)
 rc=$?
 echo "     sweep with $SLOW slowed: exit $rc in $((SECONDS - start)) s"
 printf '%s\n' "$out" | grep -vE '^gpudirect health: .*(started|skipping)' | sed 's/^/     | /'
@@ -76,6 +76,13 @@ if xmllint --noout "$work/slow.svg" 2>&1 && [ "$(grep -c '<g><title>' "$work/slo
 else
   fail "--svg is well-formed XML with a cell per measured pair" "$(head -c 400 "$work/slow.svg" 2>&1)"
 fi
+
+metrics=$(cat "$work/health.prom" 2>&1)
+if command -v promtool >/dev/null; then
+  if check=$(promtool check metrics <"$work/health.prom" 2>&1); then pass "--metrics-file passes promtool check metrics"; else fail "promtool check metrics" "$check"; fi
+fi
+expect_contains "the metrics name $SLOW bad" "gpudirect_health_node_passed{node=\"$SLOW\",verdict=\"bad\"} 0" "$metrics"
+expect_contains "the metrics have node1's busbw" 'gpudirect_health_node_busbw_gbps{node="node1"} ' "$metrics"
 
 # 2. Limit gone: --resume measures the node we drained and puts it back; --groups adds a 4-node run.
 unlimit

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "health/drain_lines.hpp"
+#include "health/health_metrics.hpp"
 #include "health/heat_map_svg.hpp"
 #include "health/sweep_report.hpp"
 
@@ -70,4 +71,18 @@ TEST_CASE("the heat map has one cell per node pair, both halves, labels escaped"
   for (std::size_t at = svg.find("<g><title>"); at != std::string::npos; at = svg.find("<g><title>", at + 1)) ++cells;
   CHECK(cells == 8);  // 4 pair runs, each in both halves; the group is not a cell
   CHECK_THAT(svg, Catch::Contains("fill=\"#c00000\">node2</text>"));  // the bad node's label is red
+}
+
+TEST_CASE("the metrics file has per node busbw and verdict, the threshold and the time", "[health]") {
+  const std::string text = health_metrics(slow_node2()).text();
+  CHECK_THAT(text, Catch::Contains("# TYPE gpudirect_health_node_busbw_gbps gauge"));
+  CHECK_THAT(text, Catch::Contains("gpudirect_health_node_busbw_gbps{node=\"node1\"} 5.2\n"));
+  CHECK_THAT(text, Catch::Contains("gpudirect_health_node_busbw_gbps{node=\"node2\"} 0.4\n"));
+  CHECK_THAT(text, Catch::Contains("gpudirect_health_node_passed{node=\"node2\",verdict=\"bad\"} 0\n"));
+  CHECK_THAT(text, Catch::Contains("gpudirect_health_node_passed{node=\"node3\",verdict=\"good\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("gpudirect_health_node_passed{node=\"node5\",verdict=\"skipped\"} 0\n"));
+  CHECK_THAT(text, !Catch::Contains("gpudirect_health_node_busbw_gbps{node=\"node5\"}"));  // never measured
+  CHECK_THAT(text, Catch::Contains("gpudirect_health_threshold_gbps 3.5\n"));
+  CHECK_THAT(text, Catch::Contains("gpudirect_health_bad_nodes 1\n"));
+  CHECK_THAT(text, Catch::Contains("gpudirect_health_timestamp_seconds 1795000000\n"));
 }

@@ -9,6 +9,7 @@
 #include "gpudirect/text.hpp"
 #include "health/bounded_jobs.hpp"
 #include "health/drain_lines.hpp"
+#include "health/health_metrics.hpp"
 #include "health/heat_map_svg.hpp"
 #include "health/node_states.hpp"
 #include "health/pair_job.hpp"
@@ -26,6 +27,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -50,7 +52,7 @@ struct HealthOptions {
   std::string machine_type;
   double threshold = -1;  // < 0: not given
   double median_factor = 0.7;
-  std::string json, svg, work_dir;
+  std::string json, svg, metrics_file, work_dir;
 };
 
 void progress(const std::string& line) {
@@ -255,9 +257,22 @@ int run_health(HealthOptions o) {
 
   std::fputs(report_table(result).c_str(), stdout);
   std::fflush(stdout);
-  if (!o.json.empty()) write_text(o.json, report_json(result).dump(2) + "\n", "--json file");
-  if (!o.svg.empty())
+  // A file that cannot be written must not stop the drains: report it, and exit 1 at the end.
+  bool output_failed = false;
+  const auto output = [&](const std::string& path, const std::function<void()>& write) {
+    if (path.empty()) return;
+    try {
+      write();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gpudirect health: %s\n", e.what());
+      output_failed = true;
+    }
+  };
+  output(o.json, [&] { write_text(o.json, report_json(result).dump(2) + "\n", "--json file"); });
+  output(o.svg, [&] {
     write_text(o.svg, heat_map_svg(result.nodes, result.runs, result.threshold.gbps, "gpudirect health: all_gather busbw per node pair"), "--svg file");
+  });
+  output(o.metrics_file, [&] { health_metrics(result).write(o.metrics_file); });
 
   for (const auto& [node, reason] : result.drains) {
     if (!o.drain && !resumed_for_test.count(node)) continue;
@@ -277,6 +292,7 @@ int run_health(HealthOptions o) {
              (unsure.empty() ? "" : "; suspect (no good peer to tell them apart): " + join(unsure, ",")));
     return kExitBadNodes;
   }
+  if (output_failed) return kExitFailure;
   if (!untested.empty()) {
     progress("not measured: " + join(untested, ",") + " (their jobs never started: busy nodes? see the logs in " + work_dir + ")");
     return kExitFailure;
@@ -322,6 +338,8 @@ void register_health(CLI::App& app, CommandContext& context) {
                      "median busbw of the first pass (default 0.7)")->check(CLI::Range(0.01, 1.0));
   health->add_option("--json", o->json, "write nodes, verdicts, every run and the threshold as JSON to this file");
   health->add_option("--svg", o->svg, "write the pair matrix as an SVG heat map to this file (open it in a browser)");
+  health->add_option("--metrics-file", o->metrics_file, "write per node busbw, verdict and the sweep's time in the Prometheus text "
+                     "format to this file, for node_exporter's textfile collector (e.g. /var/lib/node_exporter/textfile/gpudirect_health.prom)");
   health->add_option("--work-dir", o->work_dir, "each job's log and bench JSON go here; on a real cluster a directory the nodes share "
                      "(default ./gpudirect-health-DATE-TIME)");
   health->add_flag("--drain", o->drain, "drain the bad nodes (scontrol update ... state=drain, reason \"gpudirect health: ...\"); needs a Slurm admin");
