@@ -308,7 +308,12 @@ int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_op
     if (!force && last_publish != std::chrono::steady_clock::time_point{} && now - last_publish < std::chrono::seconds(5)) return;
     last_publish = now;
     progress.updated_unix_seconds = unix_seconds();
-    metrics::train_metrics(progress).write(o.metrics_file);
+    try {
+      metrics::train_metrics(progress).write(o.metrics_file);
+    } catch (const std::runtime_error& e) {
+      // Monitoring must not end a training run (a full disk, a directory removed under it).
+      std::fprintf(stderr, "gpudirect train: warning: %s; training goes on, the next write is tried in 5 s\n", e.what());
+    }
   };
   const auto save = [&](const char* why) {
     const auto start = std::chrono::steady_clock::now();
@@ -423,7 +428,8 @@ void register_train(CLI::App& app, CommandContext& context) {
   auto o = std::make_shared<TrainOptions>();
   CLI::App* cmd = app.add_subcommand("train",
       "Data-parallel GPT training steps on every rank of the job (the cluster's end-to-end check): loss, step time, "
-      "tokens/s, TFLOP/s, MFU (6N+6LCT FLOPs per token) and exposed communication per step. Today the model is the "
+      "tokens/s, TFLOP/s, MFU (6N+6LCT FLOPs per token), exposed communication and the straggler rank (compute time "
+      "over 1.2x the median) per step. Today the model is the "
       "fp32 CPU reference with collectives over libfabric on host memory. Exit codes: 0 ok, 1 failure (I/O, "
       "communication, refused checkpoint), 6 usage, 8 parameters differ between ranks at the end, 10 stopped by "
       "SIGTERM/SIGUSR1 after finishing the step (checkpoint written when --checkpoint is given; rerun with --resume).");
