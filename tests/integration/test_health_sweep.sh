@@ -95,6 +95,14 @@ expect_contains "--groups runs the 4 good nodes together" "group 4 nodes node1,n
 state=$(sinfo -h -N -n $SLOW -o '%T')
 expect_eq "$SLOW is back in service" "idle" "$state"
 
+# Inside an allocation the pairs are job steps: salloc's 4 nodes, swept from its shell.
+out=$(timeout 240 salloc -N4 --ntasks-per-node=2 --gpus-per-task=1 "$LAUNCH" --timeout 20 health --nodelist 'node[1-4]' \
+  --ntasks-per-node 2 --gpus-per-task 1 --gpu-direct tcpxo -b 512K -e 512K -n 3 -w 1 --median-factor 0.2 --pair-timeout 60 \
+  --work-dir "$work/in-allocation" 2>&1)
+rc=$?
+expect_eq "inside salloc the sweep runs its pairs as steps and passes" 0 "$rc"
+expect_contains "inside salloc every node is swept" "all 4 swept nodes passed" "$out"
+
 # 3. A down node is reported and not waited for: node4's slurmd stopped and the node set down
 # (stopped, so ReturnToService cannot bring it back mid-sweep); 3 nodes swept, node3 as the odd
 # one out runs with a node that passed.

@@ -56,9 +56,9 @@ std::string heat_map_svg(const std::vector<NodeVerdict>& nodes, const std::vecto
     index[shown[i]->node] = i;
     longest = std::max(longest, shown[i]->node.size());
   }
-  const int cell = 44, label = static_cast<int>(longest) * 8 + 16, top = 40 + label, left = label + 10;
+  const int cell = 56, label = static_cast<int>(longest) * 8 + 16, top = 40 + label, left = label + 10;
   const int grid = static_cast<int>(shown.size()) * cell;
-  const int width = std::max(left + grid + 20, 420), height = top + grid + 110;
+  const int width = std::max(left + grid + 20, 600), height = top + grid + 110;
 
   std::ostringstream svg;
   svg << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
