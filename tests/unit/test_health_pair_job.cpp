@@ -16,13 +16,14 @@ TEST_CASE("a pair's srun line: nodes, tasks, GPUs, the user's options, then benc
   o.pair_timeout_s = 90;
   const V argv = srun_command({"a3-1", "a3-7"}, o, "/shared/h/1.json");
   CHECK(shell_line(argv) ==
-        "srun --nodes=2 --nodelist=a3-1,a3-7 --ntasks-per-node=8 --job-name=gpudirect-health --time=3 --kill-on-bad-exit=1 "
+        "srun --nodes=2 --nodelist=a3-1,a3-7 --ntasks=16 --ntasks-per-node=8 --job-name=gpudirect-health --time=3 --kill-on-bad-exit=1 "
         "--gpus-per-task=1 --gpu-direct=tcpxo --reservation=maint /usr/bin/gpudirect-launch --timeout 60 bench all_gather "
         "-b 2G -e 8G -f 2 -n 20 -w 5 -c 0 --json /shared/h/1.json");
   o.gpus_per_task = 0;
   o.gpu_direct.clear();
   const V bare = srun_command({"a", "b", "c", "d"}, o, "x.json");
   CHECK(std::find(bare.begin(), bare.end(), "--nodes=4") != bare.end());
+  CHECK(std::find(bare.begin(), bare.end(), "--ntasks=32") != bare.end());
   CHECK(std::none_of(bare.begin(), bare.end(), [](const std::string& a) { return a.rfind("--gpu", 0) == 0; }));
   CHECK(shell_line({"echo", "it's", "a b", ""}) == "echo 'it'\\''s' 'a b' ''");
 }

@@ -223,6 +223,9 @@ int run_health(HealthOptions o) {
   Sweep sweep(o, work_dir);
   const FirstPass first = first_pass_pairs(usable);
   sweep.run_batch(as_batch(first.pairs), Phase::first_pass);
+  if (!sweep.runs().empty() && std::none_of(sweep.runs().begin(), sweep.runs().end(), [](const SweepRun& r) { return r.outcome == Outcome::measured; }))
+    progress("no pair measured anything: when every job fails the same way the job options are more likely wrong than the nodes (first: " +
+             sweep.runs().front().detail + "; logs in " + work_dir + ")");
   SweepResult result;
   result.threshold = choose_threshold(given, o.machine_type, o.median_factor, sweep.runs());
   progress("threshold " + number(result.threshold.gbps) + " GB/s (" + result.threshold.source + ")");

@@ -41,6 +41,8 @@ std::vector<std::string> srun_command(const std::vector<std::string>& nodes, con
   std::vector<std::string> argv{"srun",
                                 "--nodes=" + std::to_string(nodes.size()),
                                 "--nodelist=" + join(nodes, ","),
+                                // --ntasks too: inside an allocation srun would take salloc's SLURM_NTASKS.
+                                "--ntasks=" + std::to_string(nodes.size() * static_cast<std::size_t>(o.tasks_per_node)),
                                 "--ntasks-per-node=" + std::to_string(o.tasks_per_node),
                                 "--job-name=" + o.job_name,
                                 "--time=" + std::to_string(minutes),
