@@ -86,10 +86,19 @@ std::vector<JobEnd> run_bounded(const std::vector<BoundedJob>& jobs, double time
   std::vector<Running> running(jobs.size());
   std::vector<JobEnd> ends(jobs.size());
   for (std::size_t i = 0; i < jobs.size(); ++i) {
-    const int fd = ::open(jobs[i].log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw std::runtime_error("cannot write the job log " + jobs[i].log_path + ": " + std::strerror(errno) + " (check --work-dir)");
-    running[i].pid = spawn(jobs[i].argv, fd);
-    ::close(fd);
+    try {
+      const int fd = ::open(jobs[i].log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (fd < 0) throw std::runtime_error("cannot write the job log " + jobs[i].log_path + ": " + std::strerror(errno) + " (check --work-dir)");
+      running[i].pid = spawn(jobs[i].argv, fd);
+      ::close(fd);
+    } catch (...) {
+      // The jobs already started must not outlive the sweep that gives up.
+      for (std::size_t k = 0; k < i; ++k) {
+        ::kill(-running[k].pid, SIGTERM);
+        ::waitpid(running[k].pid, nullptr, 0);
+      }
+      throw;
+    }
     running[i].start = Clock::now();
     if (on_start) on_start(i);
   }

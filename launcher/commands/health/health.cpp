@@ -172,6 +172,10 @@ std::string default_work_dir() {
   return std::string("gpudirect-health-") + stamp;
 }
 
+int sweep_and_report(const HealthOptions& o, const std::string& work_dir, const std::vector<NodeState>& states, const std::vector<std::string>& usable,
+                     std::vector<NodeVerdict> skipped, std::optional<double> given, const std::set<std::string>& resumed_for_test,
+                     std::map<std::string, std::string> old_reason);
+
 int run_health(HealthOptions o) {
   if (o.partition.empty() && o.nodelist.empty()) throw UsageError("give --partition P or --nodelist LIST (the nodes to sweep)");
   std::optional<double> given;
@@ -192,12 +196,11 @@ int run_health(HealthOptions o) {
   auto states = list_nodes(o);
   std::set<std::string> resumed_for_test;
   std::map<std::string, std::string> old_reason;
+  std::vector<std::string> to_resume;
   if (o.resume) {
     for (NodeState& n : states) {
       if (!drained_state(n.state) || !drained_by_us(n.reason)) continue;
-      progress("resume: " + n.node + " was drained by us (" + n.reason + "): back in service to be measured");
-      run_scontrol(resume_command(n.node));
-      resumed_for_test.insert(n.node);
+      to_resume.push_back(n.node);
       old_reason[n.node] = n.reason;
       n.usable = true;
     }
@@ -218,6 +221,30 @@ int run_health(HealthOptions o) {
   if (usable.size() < 2)
     throw std::runtime_error("only " + std::to_string(usable.size()) + " of " + std::to_string(states.size()) +
                              " nodes can run a job now (the others are down, drained or not responding): a pair needs 2");
+  try {
+    for (const std::string& node : to_resume) {
+      progress("resume: " + node + " was drained by us (" + old_reason[node] + "): back in service to be measured");
+      run_scontrol(resume_command(node));
+      resumed_for_test.insert(node);
+    }
+    return sweep_and_report(o, work_dir, states, usable, std::move(skipped), given, resumed_for_test, old_reason);
+  } catch (...) {
+    // Interrupted or failed midway: the nodes we took back untested go back to where they were.
+    for (const std::string& node : resumed_for_test) {
+      try {
+        run_scontrol(drain_command(node, old_reason[node]));
+        progress("drained " + node + " again (not measured): " + old_reason[node]);
+      } catch (const std::exception& e) {
+        progress(std::string("could not drain ") + node + " again: " + e.what() + "; drain it by hand");
+      }
+    }
+    throw;
+  }
+}
+
+int sweep_and_report(const HealthOptions& o, const std::string& work_dir, const std::vector<NodeState>& states, const std::vector<std::string>& usable,
+                     std::vector<NodeVerdict> skipped, std::optional<double> given, const std::set<std::string>& resumed_for_test,
+                     std::map<std::string, std::string> old_reason) {
   progress("sweeping " + std::to_string(usable.size()) + " nodes (" + std::to_string(skipped.size()) + " skipped); logs in " + work_dir);
 
   Sweep sweep(o, work_dir);
