@@ -312,7 +312,7 @@ int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_op
       metrics::train_metrics(progress).write(o.metrics_file);
     } catch (const std::runtime_error& e) {
       // Monitoring must not end a training run (a full disk, a directory removed under it).
-      std::fprintf(stderr, "gpudirect train: warning: %s; training goes on, the next write is tried in 5 s\n", e.what());
+      std::fprintf(stderr, "gpudirect train: warning: %s; training goes on (the file is tried again in 5 s and at the end)\n", e.what());
     }
   };
   const auto save = [&](const char* why) {
