@@ -22,16 +22,17 @@ std::string number(double value) {
   return text;
 }
 
-// The last line of the log that says why the job failed, for the table and the drain reason.
+// The line of the log that says why the job failed, for the table and the drain reason: the
+// launcher's own first report (it names the rank and host), else srun's last error.
 std::string failure_line(const std::string& log) {
-  std::string found;
+  std::string srun_error;
   for (std::string_view line : split(log, '\n')) {
     line = trim(line);
-    if (line.find("gpudirect bench:") != std::string_view::npos || line.find("srun: error:") != std::string_view::npos ||
-        line.find("gpudirect-launch:") != std::string_view::npos)
-      found = std::string(line);
+    if (line.find("gpudirect bench:") != std::string_view::npos || line.find("gpudirect-launch:") != std::string_view::npos)
+      return std::string(line);
+    if (line.find("srun: error:") != std::string_view::npos) srun_error = std::string(line);
   }
-  return found;
+  return srun_error;
 }
 
 }  // namespace
