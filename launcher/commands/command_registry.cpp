@@ -12,6 +12,7 @@ std::span<const CommandEntry> all_commands() {
       CommandEntry{"rendezvous-check", register_rendezvous_check},
       CommandEntry{"train", register_train},
       CommandEntry{"exec", register_exec},
+      CommandEntry{"health", register_health},
   };
   return kCommands;
 }

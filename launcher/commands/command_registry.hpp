@@ -35,5 +35,6 @@ void register_doctor(CLI::App& app, CommandContext& context);
 void register_rendezvous_check(CLI::App& app, CommandContext& context);
 void register_train(CLI::App& app, CommandContext& context);
 void register_exec(CLI::App& app, CommandContext& context);
+void register_health(CLI::App& app, CommandContext& context);
 
 }  // namespace gpudirect::launcher

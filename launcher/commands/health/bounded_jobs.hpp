@@ -1,0 +1,33 @@
+// Runs commands side by side, each in its own process group with its output in a log file, and
+// ends any that outlive the timeout (SIGTERM to the group, so srun cancels its job; SIGKILL after
+// a grace period). The sweep is bounded by construction: no job can hold it longer than that.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace gpudirect::launcher::health {
+
+struct BoundedJob {
+  std::vector<std::string> argv;
+  std::string log_path;  // stdout and stderr
+};
+
+struct JobEnd {
+  int exit_code = -1;  // -1 when it was killed or ended by a signal
+  bool timed_out = false;
+  double seconds = 0;
+};
+
+// Starts every job at once and returns when all have ended. on_start/on_end (index) report
+// progress. SIGINT/SIGTERM to this process end the jobs the same way and throw
+// std::runtime_error after they are gone. Throws std::runtime_error if a job cannot start.
+std::vector<JobEnd> run_bounded(const std::vector<BoundedJob>& jobs, double timeout_s, const std::function<void(std::size_t)>& on_start,
+                                const std::function<void(std::size_t, const JobEnd&)>& on_end);
+
+// Runs one short command (sinfo, scontrol) and returns its exit status and output (stdout and
+// stderr together). Throws std::runtime_error if it cannot start.
+std::pair<int, std::string> run_capture(const std::vector<std::string>& argv, double timeout_s = 60);
+
+}  // namespace gpudirect::launcher::health

@@ -1,0 +1,393 @@
+// `gpudirect-launch health`: sweeps a partition or node list with bench all_gather on disjoint
+// node pairs, every pair its own srun job, all at once; a second pass puts each node of a failing
+// pair next to a node that passed; names the bad nodes, prints (or runs) their drain lines, and
+// writes the table, JSON and an SVG heat map. Slurm is the engine; the logic is in the files next
+// to this one.
+#include "command_registry.hpp"
+
+#include "gpudirect/hostlist.hpp"
+#include "gpudirect/text.hpp"
+#include "health/bounded_jobs.hpp"
+#include "health/drain_lines.hpp"
+#include "health/health_metrics.hpp"
+#include "health/heat_map_svg.hpp"
+#include "health/node_states.hpp"
+#include "health/pair_job.hpp"
+#include "health/pairing.hpp"
+#include "health/sweep_report.hpp"
+#include "health/threshold.hpp"
+#include "health/verdicts.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace gpudirect::launcher {
+namespace {
+
+using namespace health;
+
+// The launcher's codes: 0 ok, 1 failure, 6 usage; 7 as bench's "measured under the threshold".
+constexpr int kExitFailure = 1, kExitUsage = 6, kExitBadNodes = 7;
+
+class UsageError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+struct HealthOptions {
+  std::string partition, nodelist;
+  JobOptions job;
+  bool groups = false, drain = false, resume = false;
+  std::string machine_type;
+  double threshold = -1;  // < 0: not given
+  double median_factor = 0.7;
+  std::string json, svg, metrics_file, work_dir;
+};
+
+void progress(const std::string& line) {
+  std::fprintf(stderr, "gpudirect health: %s\n", line.c_str());
+  std::fflush(stderr);
+}
+
+std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", value);
+  return text;
+}
+
+std::string join(const std::vector<std::string>& items, const char* separator) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
+  return out;
+}
+
+std::optional<std::string> read_text(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) return std::nullopt;
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+void write_text(const std::string& path, const std::string& text, const char* what) {
+  std::ofstream file(path);
+  if (!file || !(file << text)) throw std::runtime_error(std::string("cannot write the ") + what + " " + path + " (check the directory exists and is writable)");
+}
+
+// The nodes to sweep as Slurm sees them, in the order of --nodelist when given.
+std::vector<NodeState> list_nodes(const HealthOptions& o) {
+  std::vector<std::string> argv{"sinfo", "-h", "-N", "-o", std::string(kSinfoFormat)};
+  std::vector<std::string> wanted;
+  if (!o.partition.empty()) argv.insert(argv.end(), {"-p", o.partition});
+  if (!o.nodelist.empty()) {
+    try {
+      wanted = expand_hostlist(o.nodelist);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--nodelist: ") + e.what());
+    }
+    argv.insert(argv.end(), {"-n", o.nodelist});
+  }
+  const auto [status, output] = run_capture(argv);
+  if (status != 0) throw std::runtime_error(shell_line(argv) + " failed (exit " + std::to_string(status) + "): " + quote_bounded(output, 300) + "; is SLURM_CONF right, is slurmctld up?");
+  auto nodes = parse_sinfo_nodes(output);
+  if (wanted.empty()) {
+    if (nodes.empty()) throw UsageError("partition '" + o.partition + "' has no nodes (sinfo -p " + o.partition + " lists none): check the name with sinfo -s");
+    return nodes;
+  }
+  std::vector<NodeState> ordered;
+  for (const std::string& name : wanted) {
+    if (std::any_of(ordered.begin(), ordered.end(), [&](const NodeState& n) { return n.node == name; })) continue;
+    const auto found = std::find_if(nodes.begin(), nodes.end(), [&](const NodeState& n) { return n.node == name; });
+    if (found != nodes.end()) ordered.push_back(*found);
+    else ordered.push_back({name, "unknown", o.partition.empty() ? "not known to Slurm" : "not in partition " + o.partition, false});
+  }
+  return ordered;
+}
+
+class Sweep {
+ public:
+  Sweep(const HealthOptions& options, std::string work_dir) : o_(options), work_dir_(std::move(work_dir)) {}
+
+  // Runs one batch of disjoint jobs at once and appends their runs.
+  void run_batch(const std::vector<std::vector<std::string>>& batch, Phase phase) {
+    if (batch.empty()) return;
+    std::vector<BoundedJob> jobs;
+    std::vector<std::string> json_paths;
+    for (const auto& nodes : batch) {
+      const std::string stem = work_dir_ + "/" + std::to_string(++job_count_) + "-" + join(nodes, "-");
+      json_paths.push_back(stem + ".json");
+      std::filesystem::remove(json_paths.back());
+      jobs.push_back({srun_command(nodes, o_.job, json_paths.back()), stem + ".log"});
+    }
+    const char* kind = phase == Phase::group ? "group" : "pair";
+    const auto ends = run_bounded(
+        jobs, o_.job.pair_timeout_s,
+        [&](std::size_t i) { progress(std::string(to_string(phase)) + ": " + kind + " " + join(batch[i], "+") + " started (log " + jobs[i].log_path + ")"); },
+        [&](std::size_t i, const JobEnd& end) {
+          SweepRun run = judge_job(batch[i], phase, end.exit_code, end.timed_out, end.seconds, read_text(jobs[i].log_path).value_or(""),
+                                   read_text(json_paths[i]));
+          progress(std::string(to_string(phase)) + ": " + kind + " " + join(batch[i], "+") + " " +
+                   (run.outcome == Outcome::measured ? "busbw " + number(run.busbw) + " GB/s" : std::string(to_string(run.outcome))) +
+                   " in " + number(end.seconds) + " s" + (run.detail.empty() ? "" : " (" + run.detail + ")"));
+          runs_.push_back(std::move(run));
+        });
+    (void)ends;
+  }
+
+  std::vector<SweepRun>& runs() { return runs_; }
+
+ private:
+  const HealthOptions& o_;
+  std::string work_dir_;
+  int job_count_ = 0;
+  std::vector<SweepRun> runs_;
+};
+
+std::vector<std::vector<std::string>> as_batch(const std::vector<NodePair>& pairs) {
+  std::vector<std::vector<std::string>> batch;
+  for (const auto& [a, b] : pairs) batch.push_back({a, b});
+  return batch;
+}
+
+void run_scontrol(const std::vector<std::string>& argv) {
+  const auto [status, output] = run_capture(argv);
+  if (status != 0) throw std::runtime_error(shell_line(argv) + " failed (exit " + std::to_string(status) + "): " + quote_bounded(output, 300) + " (drain and resume need a Slurm admin: run as root or SlurmUser)");
+}
+
+std::string default_work_dir() {
+  const std::time_t now = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+  return std::string("gpudirect-health-") + stamp;
+}
+
+int sweep_and_report(const HealthOptions& o, const std::string& work_dir, const std::vector<NodeState>& states, const std::vector<std::string>& usable,
+                     std::vector<NodeVerdict> skipped, std::optional<double> given, const std::set<std::string>& resumed_for_test,
+                     std::map<std::string, std::string> old_reason);
+
+int run_health(HealthOptions o) {
+  if (o.partition.empty() && o.nodelist.empty()) throw UsageError("give --partition P or --nodelist LIST (the nodes to sweep)");
+  std::optional<double> given;
+  if (o.threshold >= 0) given = o.threshold;
+  if (!o.machine_type.empty() && !machine_type_threshold(o.machine_type))
+    throw UsageError("unknown --machine-type '" + o.machine_type + "': known are " + known_machine_types() + "; or give --threshold GBPS");
+  if (o.job.launcher.empty()) {
+    std::error_code error;
+    o.job.launcher = std::filesystem::read_symlink("/proc/self/exe", error).string();
+    if (error) throw UsageError("cannot find this binary's path (/proc/self/exe): give --launcher PATH");
+  }
+  const std::string work_dir = o.work_dir.empty() ? default_work_dir() : o.work_dir;
+  std::error_code error;
+  std::filesystem::create_directories(work_dir, error);
+  if (error) throw UsageError("cannot create --work-dir " + work_dir + ": " + error.message());
+
+  // Which nodes, and which of them can run now.
+  auto states = list_nodes(o);
+  std::set<std::string> resumed_for_test;
+  std::map<std::string, std::string> old_reason;
+  std::vector<std::string> to_resume;
+  if (o.resume) {
+    for (NodeState& n : states) {
+      if (!drained_state(n.state) || !drained_by_us(n.reason)) continue;
+      to_resume.push_back(n.node);
+      old_reason[n.node] = n.reason;
+      n.usable = true;
+    }
+  }
+  std::vector<std::string> usable;
+  std::vector<NodeVerdict> skipped;
+  for (const NodeState& n : states) {
+    if (n.usable) usable.push_back(n.node);
+    else {
+      progress("skipping " + n.node + ": " + n.state + (n.reason.empty() || n.reason == "none" ? "" : " (" + n.reason + ")"));
+      NodeVerdict v;
+      v.node = n.node;
+      v.verdict = Verdict::skipped;
+      v.slurm_state = n.state + (n.reason.empty() || n.reason == "none" ? "" : ": " + n.reason);
+      skipped.push_back(std::move(v));
+    }
+  }
+  if (usable.size() < 2)
+    throw std::runtime_error("only " + std::to_string(usable.size()) + " of " + std::to_string(states.size()) +
+                             " nodes can run a job now (the others are down, drained or not responding): a pair needs 2");
+  try {
+    for (const std::string& node : to_resume) {
+      progress("resume: " + node + " was drained by us (" + old_reason[node] + "): back in service to be measured");
+      run_scontrol(resume_command(node));
+      resumed_for_test.insert(node);
+    }
+    return sweep_and_report(o, work_dir, states, usable, std::move(skipped), given, resumed_for_test, old_reason);
+  } catch (...) {
+    // Interrupted or failed midway: the nodes we took back untested go back to where they were.
+    for (const std::string& node : resumed_for_test) {
+      try {
+        run_scontrol(drain_command(node, old_reason[node]));
+        progress("drained " + node + " again (not measured): " + old_reason[node]);
+      } catch (const std::exception& e) {
+        progress(std::string("could not drain ") + node + " again: " + e.what() + "; drain it by hand");
+      }
+    }
+    throw;
+  }
+}
+
+int sweep_and_report(const HealthOptions& o, const std::string& work_dir, const std::vector<NodeState>& states, const std::vector<std::string>& usable,
+                     std::vector<NodeVerdict> skipped, std::optional<double> given, const std::set<std::string>& resumed_for_test,
+                     std::map<std::string, std::string> old_reason) {
+  progress("sweeping " + std::to_string(usable.size()) + " nodes (" + std::to_string(skipped.size()) + " skipped); logs in " + work_dir);
+
+  Sweep sweep(o, work_dir);
+  const FirstPass first = first_pass_pairs(usable);
+  sweep.run_batch(as_batch(first.pairs), Phase::first_pass);
+  if (!sweep.runs().empty() && std::none_of(sweep.runs().begin(), sweep.runs().end(), [](const SweepRun& r) { return r.outcome == Outcome::measured; }))
+    progress("no pair measured anything: when every job fails the same way the job options are more likely wrong than the nodes (first: " +
+             sweep.runs().front().detail + "; logs in " + work_dir + ")");
+  SweepResult result;
+  result.threshold = choose_threshold(given, o.machine_type, o.median_factor, sweep.runs());
+  progress("threshold " + number(result.threshold.gbps) + " GB/s (" + result.threshold.source + ")");
+
+  // Second pass: each suspect (and an odd node out) next to a node that passed.
+  auto verdicts = judge_nodes(usable, sweep.runs(), result.threshold.gbps);
+  std::vector<std::string> second = suspects(verdicts);
+  if (!first.left_over.empty()) second.push_back(first.left_over);
+  const auto good = nodes_with(verdicts, Verdict::good);
+  for (const auto& round : second_pass_rounds(second, good)) sweep.run_batch(as_batch(round), Phase::second_pass);
+  if (!second.empty() && good.empty()) progress("second pass: no node passed, so no suspect can be told apart from its peer");
+  verdicts = judge_nodes(usable, sweep.runs(), result.threshold.gbps);
+
+  if (o.groups) {
+    const auto good_now = nodes_with(verdicts, Verdict::good);
+    for (std::size_t size : growing_group_sizes(good_now.size())) sweep.run_batch(groups_of(good_now, size), Phase::group);
+  }
+
+  // Drain lines for the bad nodes; nodes we resumed for the test that still do not pass go back.
+  for (const NodeVerdict& v : verdicts) {
+    if (v.verdict == Verdict::bad) result.drains.emplace_back(v.node, drain_reason(sweep.runs()[*v.evidence], v.node, result.threshold.gbps));
+    else if (resumed_for_test.count(v.node) && v.verdict != Verdict::good) result.drains.emplace_back(v.node, old_reason[v.node]);
+  }
+  result.nodes = verdicts;
+  for (auto& v : skipped) result.nodes.push_back(std::move(v));
+  // In the order Slurm (or --nodelist) gave them.
+  std::map<std::string, std::size_t> order;
+  for (std::size_t i = 0; i < states.size(); ++i) order[states[i].node] = i;
+  std::stable_sort(result.nodes.begin(), result.nodes.end(), [&](const NodeVerdict& a, const NodeVerdict& b) { return order[a.node] < order[b.node]; });
+  result.runs = std::move(sweep.runs());
+  result.timestamp = static_cast<long long>(std::time(nullptr));
+
+  std::fputs(report_table(result).c_str(), stdout);
+  std::fflush(stdout);
+  // A file that cannot be written must not stop the drains: report it, and exit 1 at the end.
+  bool output_failed = false;
+  const auto output = [&](const std::string& path, const std::function<void()>& write) {
+    if (path.empty()) return;
+    try {
+      write();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gpudirect health: %s\n", e.what());
+      output_failed = true;
+    }
+  };
+  output(o.json, [&] { write_text(o.json, report_json(result).dump(2) + "\n", "--json file"); });
+  output(o.svg, [&] {
+    write_text(o.svg, heat_map_svg(result.nodes, result.runs, result.threshold.gbps, "gpudirect health: all_gather busbw per node pair"), "--svg file");
+  });
+  output(o.metrics_file, [&] { health_metrics(result).write(o.metrics_file); });
+
+  for (const auto& [node, reason] : result.drains) {
+    if (!o.drain && !resumed_for_test.count(node)) continue;
+    run_scontrol(drain_command(node, reason));
+    progress("drained " + node + ": " + reason);
+  }
+  if (!o.drain && !result.drains.empty() && result.drains.size() > resumed_for_test.size())
+    progress("run again with --drain to drain the bad nodes, or run the scontrol lines above");
+  for (const std::string& node : resumed_for_test)
+    if (std::any_of(result.nodes.begin(), result.nodes.end(), [&](const NodeVerdict& v) { return v.node == node && v.verdict == Verdict::good; }))
+      progress("resumed " + node + ": it passes now");
+
+  const auto bad = nodes_with(result.nodes, Verdict::bad), unsure = nodes_with(result.nodes, Verdict::suspect);
+  const auto untested = nodes_with(result.nodes, Verdict::untested);
+  if (!bad.empty() || !unsure.empty()) {
+    progress(std::to_string(bad.size()) + " bad node(s)" + (bad.empty() ? "" : ": " + join(bad, ",")) +
+             (unsure.empty() ? "" : "; suspect (no good peer to tell them apart): " + join(unsure, ",")));
+    return kExitBadNodes;
+  }
+  if (output_failed) return kExitFailure;
+  if (!untested.empty()) {
+    progress("not measured: " + join(untested, ",") + " (their jobs never started: busy nodes? see the logs in " + work_dir + ")");
+    return kExitFailure;
+  }
+  progress("all " + std::to_string(usable.size()) + " swept nodes passed");
+  return 0;
+}
+
+}  // namespace
+
+void register_health(CLI::App& app, CommandContext& context) {
+  auto o = std::make_shared<HealthOptions>();
+  CLI::App* health = app.add_subcommand("health",
+      "Sweep a partition or node list for bad nodes, with Slurm as the engine: disjoint node pairs each run "
+      "`srun -N2 -w A,B ... gpudirect-launch bench all_gather`, all at once; each node of a failing pair then runs "
+      "with a node that passed, so the verdict names the bad node (one that fails with a good peer too). Down, drained "
+      "and not responding nodes are skipped and reported. A pair runs at most --pair-timeout seconds. Prints a table "
+      "(node, pairs, verdict, busbw per pair) and, for every bad node, the scontrol line that drains it. Threshold: "
+      "--threshold, else --machine-type's (" + known_machine_types() + ", all_gather 2G-8G between 2 nodes as Google's "
+      "cluster-health-scanner), else --median-factor x the median busbw of the sweep's pairs. "
+      "Exit codes: 0 every swept node passed, 7 bad or suspect nodes found, 1 the sweep could not run or a node could "
+      "not be measured, 6 usage.");
+  health->add_option("-p,--partition", o->partition, "sweep the nodes of this partition");
+  health->add_option("--nodelist", o->nodelist, "sweep these nodes (Slurm host list, e.g. a3mega-[001-064]); with --partition: those in it");
+  health->add_option("--ntasks-per-node", o->job.tasks_per_node, "ranks per node (default 8: one per GPU of an A3 node)")->check(CLI::Range(1, 1024));
+  health->add_option("--gpus-per-task", o->job.gpus_per_task, "GPUs per rank (default 1; 0: do not ask srun for GPUs)")->check(CLI::Range(0, 64));
+  health->add_option("--gpu-direct", o->job.gpu_direct, "pass --gpu-direct=MODE to srun (the plugin's mode, e.g. tcpxo on A3 Mega)");
+  health->add_option("--srun-arg", o->job.srun_args, "one more srun option, as given (repeat it): e.g. --srun-arg=--reservation=maint");
+  health->add_option("--launcher", o->job.launcher, "gpudirect-launch as the nodes see it (default: this binary's path)");
+  health->add_option("-b,--minbytes", o->job.min_bytes, "bench's smallest size (default 2G)");
+  health->add_option("-e,--maxbytes", o->job.max_bytes, "bench's largest size (default 8G)");
+  health->add_option("-f,--stepfactor", o->job.step_factor, "bench's size factor between rows (default 2)");
+  health->add_option("-n,--iters", o->job.iters, "bench's timed iterations per size (default 20)")->check(CLI::Range(1, 1000000000));
+  health->add_option("-w,--warmup_iters", o->job.warmup, "bench's untimed iterations first (default 5)")->check(CLI::Range(0, 1000000000));
+  health->add_option("--bench-arg", o->job.bench_args, "one more bench option, as given (repeat it): e.g. --bench-arg=--backend=nccl");
+  health->add_option("--pair-timeout", o->job.pair_timeout_s, "seconds a pair (or group) job may take, queueing included, before it is ended "
+                     "and counted failed (default 300)")->check(CLI::Range(1.0, 86400.0));
+  health->add_flag("--groups", o->groups, "after the pairs, run the nodes that passed in growing disjoint groups (4, 8, 16 ...): reported, "
+                   "never drained (a slow group does not name its node)");
+  health->add_option("--machine-type", o->machine_type, "the nodes' machine type, for its known threshold: " + known_machine_types());
+  health->add_option("--threshold", o->threshold, "a pair passes at or above this all_gather busbw, GB/s")->check(CLI::Range(0.0, 1e9));
+  health->add_option("--median-factor", o->median_factor, "without --threshold or --machine-type: a pair passes at or above this x the "
+                     "median busbw of the first pass (default 0.7)")->check(CLI::Range(0.01, 1.0));
+  health->add_option("--json", o->json, "write nodes, verdicts, every run and the threshold as JSON to this file");
+  health->add_option("--svg", o->svg, "write the pair matrix as an SVG heat map to this file (open it in a browser)");
+  health->add_option("--metrics-file", o->metrics_file, "write per node busbw, verdict and the sweep's time in the Prometheus text "
+                     "format to this file, for node_exporter's textfile collector (e.g. /var/lib/node_exporter/textfile/gpudirect_health.prom)");
+  health->add_option("--work-dir", o->work_dir, "each job's log and bench JSON go here; on a real cluster a directory the nodes share "
+                     "(default ./gpudirect-health-DATE-TIME)");
+  health->add_flag("--drain", o->drain, "drain the bad nodes (scontrol update ... state=drain, reason \"gpudirect health: ...\"); needs a Slurm admin");
+  health->add_flag("--resume", o->resume, "also measure the nodes we drained before (reason starts with \"gpudirect health:\"): they are "
+                   "resumed for the sweep, stay in service if they pass and are drained again if not; keep jobs off them meanwhile with "
+                   "a maintenance reservation (--srun-arg=--reservation=NAME)");
+  health->callback([o, &context] {
+    o->job.bench_timeout_s = std::chrono::duration<double>(context.session.timeout).count();
+    try {
+      context.exit_code = run_health(*o);
+    } catch (const UsageError& e) {
+      std::fprintf(stderr, "gpudirect health: %s\n", e.what());
+      context.exit_code = kExitUsage;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gpudirect health: %s\n", e.what());
+      context.exit_code = kExitFailure;
+    }
+  });
+}
+
+}  // namespace gpudirect::launcher
