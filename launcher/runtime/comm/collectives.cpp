@@ -2,6 +2,7 @@
 
 #include "comm/reduce_kernels.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace gpudirect::comm {
@@ -88,9 +89,106 @@ void Collectives::recursive_doubling(char* data, std::size_t count, DataType typ
   if (r + pow2 < n) t_.send(r + pow2, data, bytes, tag(0xffe));
 }
 
+std::vector<RemoteRegion> Collectives::share_regions(const std::vector<RemoteRegion>& mine, std::uint32_t& step) {
+  // Also the start signal: a rank sends its regions once its input is in place.
+  const int n = t_.size(), r = t_.rank();
+  const std::size_t k = mine.size(), bytes = k * sizeof(RemoteRegion);
+  std::vector<RemoteRegion> all(static_cast<std::size_t>(n) * k);
+  std::copy(mine.begin(), mine.end(), all.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r) * k));
+  for (int s = 1; s < n; ++s) {
+    const int from = mod(r - s, n);
+    t_.exchange(mod(r + s, n), mine.data(), bytes, from, all.data() + static_cast<std::size_t>(from) * k, bytes, tag(step++));
+  }
+  return all;
+}
+
+void Collectives::direct_barrier(std::uint32_t& step) {
+  char token = 0, incoming = 0;
+  const int n = t_.size(), r = t_.rank();
+  for (int distance = 1; distance < n; distance *= 2)  // dissemination
+    t_.exchange(mod(r + distance, n), &token, 1, mod(r - distance, n), &incoming, 1, tag(step++));
+}
+
+// out = own op (every peer's region at `offset`), `count` elements, one chunk at a time: a chunk
+// of a peer's input is read into scratch (in cache) and folded into the chunk of out at once.
+void Collectives::reduce_block_from_peers(const char* own, char* out, const std::vector<RemoteRegion>& inputs, std::size_t offset,
+                                          std::size_t count, DataType type, ReduceOp op) {
+  const int n = t_.size(), r = t_.rank();
+  const std::size_t element = size_of(type);
+  const std::size_t chunk = std::max<std::size_t>(1, tuning_.chunk_bytes / element);
+  char* incoming = scratch(std::min(chunk, count) * element, 1);
+  for (std::size_t first = 0; first < count; first += chunk) {
+    const std::size_t elements = std::min(chunk, count - first), at = first * element;
+    for (int s = 1; s < n; ++s) {
+      const int peer = mod(r + s, n);
+      t_.read(peer, inputs[static_cast<std::size_t>(peer)], offset + at, incoming, elements * element);
+      reduce_pair(out + at, s == 1 ? own + at : out + at, incoming, elements, type, op);
+    }
+  }
+}
+
+void Collectives::direct_all_reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) {
+  const int n = t_.size(), r = t_.rank();
+  const std::size_t element = size_of(type), bytes = count * element;
+  char* data = static_cast<char*>(recv);
+  const auto offsets = block_offsets(count, n);
+  std::uint32_t step = 0;
+  const auto regions = share_regions({t_.expose(send, bytes), t_.expose(recv, bytes)}, step);
+  std::vector<RemoteRegion> inputs(static_cast<std::size_t>(n)), results(static_cast<std::size_t>(n));
+  for (std::size_t q = 0; q < static_cast<std::size_t>(n); ++q) inputs[q] = regions[2 * q], results[q] = regions[2 * q + 1];
+  // Reduce-scatter: this rank's block from everyone's input. In place, peers read only the other
+  // blocks of this buffer, so writing our block while they read is safe.
+  const auto mine = static_cast<std::size_t>(r);
+  const std::size_t first = offsets[mine], elements = offsets[mine + 1] - first;
+  reduce_block_from_peers(static_cast<const char*>(send) + first * element, data + first * element, inputs, first * element,
+                          elements, type, op);
+  if (op == ReduceOp::avg) divide_for_average(data + first * element, elements, type, n);
+  direct_barrier(step);  // every block is final
+  // All-gather: the other blocks from their owners' results.
+  for (int s = 1; s < n; ++s) {
+    const auto q = static_cast<std::size_t>(mod(r + s, n));
+    const std::size_t at = offsets[q] * element;
+    t_.read(static_cast<int>(q), results[q], at, data + at, (offsets[q + 1] - offsets[q]) * element);
+  }
+  direct_barrier(step);  // nobody reads our buffers any more: the caller may change them
+}
+
+void Collectives::direct_all_gather(const void* send, void* recv, std::size_t count, DataType type) {
+  const int n = t_.size(), r = t_.rank();
+  const std::size_t block = count * size_of(type);
+  char* data = static_cast<char*>(recv);
+  std::uint32_t step = 0;
+  // Peers read our send buffer (in place it is our block of recv), so they need not wait for the copy.
+  const auto regions = share_regions({t_.expose(send, block)}, step);
+  char* own = data + static_cast<std::size_t>(r) * block;
+  if (send != own) std::memcpy(own, send, block);
+  for (int s = 1; s < n; ++s) {
+    const auto q = static_cast<std::size_t>(mod(r + s, n));
+    t_.read(static_cast<int>(q), regions[q], 0, data + q * block, block);
+  }
+  direct_barrier(step);
+}
+
+void Collectives::direct_reduce_scatter(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) {
+  const int n = t_.size(), r = t_.rank();
+  const std::size_t block = count * size_of(type);
+  std::uint32_t step = 0;
+  const auto regions = share_regions({t_.expose(send, block * static_cast<std::size_t>(n))}, step);
+  // In place our block of send is recv: peers read the other blocks only.
+  const std::size_t at = static_cast<std::size_t>(r) * block;
+  reduce_block_from_peers(static_cast<const char*>(send) + at, static_cast<char*>(recv), regions, at, count, type, op);
+  if (op == ReduceOp::avg) divide_for_average(recv, count, type, n);
+  direct_barrier(step);
+}
+
 void Collectives::all_reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) {
   const int n = t_.size();
   const std::size_t bytes = count * size_of(type);
+  if (n > 1 && count >= static_cast<std::size_t>(n) && t_.can_read_remote() && bytes >= tuning_.direct_all_reduce_bytes) {
+    direct_all_reduce(send, recv, count, type, op);
+    next();
+    return;
+  }
   if (send != recv && bytes) std::memmove(recv, send, bytes);
   if (n > 1 && count > 0) {
     char* data = static_cast<char*>(recv);
@@ -110,6 +208,11 @@ void Collectives::all_reduce(const void* send, void* recv, std::size_t count, Da
 void Collectives::all_gather(const void* send, void* recv, std::size_t count, DataType type) {
   const int n = t_.size(), r = t_.rank();
   const std::size_t element = size_of(type);
+  if (n > 1 && count > 0 && t_.can_read_remote() && count * element * static_cast<std::size_t>(n) >= tuning_.direct_all_gather_bytes) {
+    direct_all_gather(send, recv, count, type);
+    next();
+    return;
+  }
   char* data = static_cast<char*>(recv);
   char* own = data + static_cast<std::size_t>(r) * count * element;
   if (send != own && count) std::memmove(own, send, count * element);
@@ -126,6 +229,11 @@ void Collectives::reduce_scatter(const void* send, void* recv, std::size_t count
   const int n = t_.size(), r = t_.rank();
   const std::size_t element = size_of(type);
   const std::size_t total = count * static_cast<std::size_t>(n) * element;
+  if (n > 1 && count > 0 && t_.can_read_remote() && total >= tuning_.direct_reduce_scatter_bytes) {
+    direct_reduce_scatter(send, recv, count, type, op);
+    next();
+    return;
+  }
   char* work = scratch(total, 0);
   if (total) std::memcpy(work, send, total);
   if (n > 1 && count > 0) {

@@ -4,6 +4,11 @@
 //              kSmallAllReduceBytes, else a ring reduce-scatter + ring all-gather (2(n-1)/n of the
 //              buffer per rank: bandwidth-optimal);
 //  all_gather, reduce_scatter: ring; broadcast, reduce: binomial tree; alltoall: pairwise exchange.
+// Where the transport reads peers' memory directly (libfabric shm: CMA), all_reduce, all_gather
+// and reduce_scatter from Tuning's sizes up read instead: every rank tells its peers where its
+// buffers are, reduces its own block straight from their inputs in cache-sized chunks (one copy
+// into cache, one write of the result), then copies the other blocks from their owners; two small
+// barriers keep buffers unchanged while peers read them. No ring steps, no scratch round trips.
 #pragma once
 
 #include "comm/communicator.hpp"
@@ -16,9 +21,18 @@ namespace gpudirect::comm {
 
 inline constexpr std::size_t kSmallAllReduceBytes = 64 * 1024;
 
+// When the direct-read algorithms take over, and their chunk: measured on this project's bench
+// (README, bench section); tests set them low to run every path with small counts.
+struct CollectiveTuning {
+  std::size_t direct_all_reduce_bytes = 256 * 1024;  // buffer size from which all_reduce reads directly
+  std::size_t direct_all_gather_bytes = 0;           // receive buffer size from which all_gather does
+  std::size_t direct_reduce_scatter_bytes = 0;       // send buffer size from which reduce_scatter does
+  std::size_t chunk_bytes = 256 * 1024;              // read from a peer, then reduced while in cache
+};
+
 class Collectives {
  public:
-  explicit Collectives(Transport& transport) : t_(transport) {}
+  explicit Collectives(Transport& transport, CollectiveTuning tuning = {}) : t_(transport), tuning_(tuning) {}
 
   void all_reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
   void all_gather(const void* send, void* recv, std::size_t count, DataType type);
@@ -37,8 +51,17 @@ class Collectives {
                            const std::vector<std::size_t>& offsets, std::uint32_t& step);
   void ring_all_gather(char* data, std::size_t element, const std::vector<std::size_t>& offsets, std::uint32_t& step);
   void recursive_doubling(char* data, std::size_t count, DataType type, ReduceOp op);
+  // Direct reads (see the top of this file).
+  std::vector<RemoteRegion> share_regions(const std::vector<RemoteRegion>& mine, std::uint32_t& step);
+  void direct_barrier(std::uint32_t& step);
+  void reduce_block_from_peers(const char* own, char* out, const std::vector<RemoteRegion>& inputs, std::size_t offset,
+                               std::size_t count, DataType type, ReduceOp op);
+  void direct_all_reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
+  void direct_all_gather(const void* send, void* recv, std::size_t count, DataType type);
+  void direct_reduce_scatter(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
 
   Transport& t_;
+  CollectiveTuning tuning_;
   std::uint32_t sequence_ = 0;
   std::vector<char> scratch_[2];
 };
