@@ -132,9 +132,9 @@ awk -v memcpy="$memcpy_gbs" '
   $3 < 1048576 { key = $1 " at " $2 " ranks"; if (!(key in small) || $4 < small[key]) { small[key] = $4; sat[key] = $3 } }
   $1 == "all_reduce" && $2 == 2 && $3 >= 67108864 { frac[$3] = $5 }
   END {
-    for (k in low) printf "  %-24s 1 MiB and up: lowest ours/mpi_t %.2f (at %d B)  %s\n", k, low[k], at[k], low[k] >= 1 ? "goal met (>= 1.0)" : "goal NOT met (>= 1.0)"
+    for (k in low) printf "  %-24s 1 MiB and up: lowest ours/mpi_t %.2f (at %d B)  %s\n", k, low[k], at[k], (low[k] >= 1 ? "goal met (>= 1.0)" : "goal NOT met (>= 1.0)")
     for (k in small) printf "  %-24s below 1 MiB:  lowest ours/mpi_t %.2f (at %d B)\n", k, small[k], sat[k]
-    for (s in frac) printf "  all_reduce at 2 ranks, %d B: busbw %.0f%% of memcpy (%s GB/s)  %s\n", s, frac[s] * 100, memcpy, frac[s] >= 0.5 ? "goal met (>= 50%)" : "goal NOT met (>= 50%)"
+    for (s in frac) printf "  all_reduce at 2 ranks, %d B: busbw %.0f%% of memcpy (%s GB/s)  %s\n", s, frac[s] * 100, memcpy, (frac[s] >= 0.5 ? "goal met (>= 50%)" : "goal NOT met (>= 50%)")
   }' "$summary" | sort
 
 [ "$across" = 1 ] || exit 0
@@ -194,5 +194,5 @@ for collective in all_reduce all_gather; do
   fi | sort -n | awk -v c="$collective" -v iperf="$iperf_gbs" '{
       f = (c == "all_reduce") ? 1 : 0.5;
       bw = $1 / $2 / 1000 * f; mbw = ($4 == "nan") ? 0 : $1 / $4 / 1000 * f
-      printf "  %10d %8.2f %8.2f %12.2f %11s\n", $1, bw, mbw, bw / iperf, mbw > 0 ? sprintf("%.2f", bw / mbw) : "n/a" }'
+      printf "  %10d %8.2f %8.2f %12.2f %11s\n", $1, bw, mbw, bw / iperf, (mbw > 0 ? sprintf("%.2f", bw / mbw) : "n/a") }'
 done

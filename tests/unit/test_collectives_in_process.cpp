@@ -254,6 +254,7 @@ TEST_CASE("every collective algorithm at 1..8 ranks, every type and op, in and o
   // every size, in chunks of a few elements so every block spans several chunks and a partial one.
   for (const bool direct : {false, true}) {
     CollectiveTuning tuning;
+    tuning.chunk_bytes = 4096;  // the ring's steps in several chunks, the last one partial
     if (direct) tuning = {.direct_all_reduce_bytes = 0, .direct_all_gather_bytes = 0, .direct_reduce_scatter_bytes = 0, .chunk_bytes = 24};
     for (int n = 1; n <= 8; ++n) {
       const auto cases = cases_for(n);

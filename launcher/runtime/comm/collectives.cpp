@@ -25,23 +25,34 @@ char* Collectives::scratch(std::size_t bytes, int which) {
   return buffer.data();
 }
 
-void Collectives::ring_reduce_scatter(char* data, std::size_t count, DataType type, ReduceOp op,
+// Reads `input` (the caller's send buffer, never written) and leaves block b reduced in `data`
+// where the ring put it; so no copy of the input first. Each step moves in chunks of
+// tuning_.chunk_bytes, so a received chunk is reduced while it is still in cache.
+void Collectives::ring_reduce_scatter(const char* input, char* data, DataType type, ReduceOp op,
                                       const std::vector<std::size_t>& offsets, std::uint32_t& step) {
-  (void)count;
   const int n = t_.size(), r = t_.rank();
   const std::size_t element = size_of(type);
+  const std::size_t chunk = std::max<std::size_t>(1, tuning_.chunk_bytes / element);
   std::size_t largest = 0;
   for (int b = 0; b < n; ++b) largest = std::max(largest, offsets[static_cast<std::size_t>(b) + 1] - offsets[static_cast<std::size_t>(b)]);
-  char* incoming = scratch(largest * element, 1);
+  char* incoming = scratch(std::min(largest, chunk) * element, 1);
   // After step s rank r holds the sum of s+2 contributions of block r-s-2; the last step leaves block r.
   for (int s = 0; s < n - 1; ++s) {
     const auto send_block = static_cast<std::size_t>(mod(r - s - 1, n));
     const auto recv_block = static_cast<std::size_t>(mod(r - s - 2, n));
+    const char* source = (s == 0 ? input : data) + offsets[send_block] * element;  // step 0 sends our own input
     const std::size_t send_count = offsets[send_block + 1] - offsets[send_block];
     const std::size_t recv_count = offsets[recv_block + 1] - offsets[recv_block];
-    t_.exchange(mod(r + 1, n), data + offsets[send_block] * element, send_count * element, mod(r - 1, n), incoming,
-                recv_count * element, tag(step++));
-    reduce_into(data + offsets[recv_block] * element, incoming, recv_count, type, op);
+    const std::size_t pieces = (std::max(send_count, recv_count) + chunk - 1) / chunk;
+    for (std::size_t p = 0; p < pieces; ++p) {
+      const std::size_t first = p * chunk;
+      const std::size_t sending = send_count > first ? std::min(chunk, send_count - first) : 0;
+      const std::size_t receiving = recv_count > first ? std::min(chunk, recv_count - first) : 0;
+      t_.exchange(sending ? mod(r + 1, n) : -1, source + first * element, sending * element, receiving ? mod(r - 1, n) : -1, incoming,
+                  receiving * element, tag(step++));
+      const std::size_t at = (offsets[recv_block] + first) * element;
+      if (receiving) reduce_pair(data + at, input + at, incoming, receiving, type, op);
+    }
   }
 }
 
@@ -189,15 +200,16 @@ void Collectives::all_reduce(const void* send, void* recv, std::size_t count, Da
     next();
     return;
   }
-  if (send != recv && bytes) std::memmove(recv, send, bytes);
+  if (n == 1 && send != recv && bytes) std::memmove(recv, send, bytes);
   if (n > 1 && count > 0) {
     char* data = static_cast<char*>(recv);
     if (bytes <= kSmallAllReduceBytes || count < static_cast<std::size_t>(n)) {
+      if (send != recv) std::memmove(recv, send, bytes);
       recursive_doubling(data, count, type, op);
     } else {
       const auto offsets = block_offsets(count, n);
       std::uint32_t step = 0;
-      ring_reduce_scatter(data, count, type, op, offsets, step);
+      ring_reduce_scatter(static_cast<const char*>(send), data, type, op, offsets, step);
       ring_all_gather(data, size_of(type), offsets, step);
     }
   }
@@ -235,12 +247,12 @@ void Collectives::reduce_scatter(const void* send, void* recv, std::size_t count
     return;
   }
   char* work = scratch(total, 0);
-  if (total) std::memcpy(work, send, total);
+  if (n == 1 && total) std::memcpy(work, send, total);
   if (n > 1 && count > 0) {
     std::vector<std::size_t> offsets(static_cast<std::size_t>(n) + 1);
     for (int b = 0; b <= n; ++b) offsets[static_cast<std::size_t>(b)] = static_cast<std::size_t>(b) * count;
     std::uint32_t step = 0;
-    ring_reduce_scatter(work, count * static_cast<std::size_t>(n), type, op, offsets, step);
+    ring_reduce_scatter(static_cast<const char*>(send), work, type, op, offsets, step);
   }
   if (count) std::memmove(recv, work + static_cast<std::size_t>(r) * count * element, count * element);
   if (op == ReduceOp::avg) divide_for_average(recv, count, type, n);

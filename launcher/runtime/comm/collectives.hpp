@@ -47,8 +47,8 @@ class Collectives {
   std::uint32_t tag(std::uint32_t step) const { return (sequence_ << 12) | (step & 0xfff); }
   void next() { sequence_ = (sequence_ + 1) & 0xfffff; }
   char* scratch(std::size_t bytes, int which = 0);
-  void ring_reduce_scatter(char* data, std::size_t count, DataType type, ReduceOp op,
-                           const std::vector<std::size_t>& offsets, std::uint32_t& step);
+  void ring_reduce_scatter(const char* input, char* data, DataType type, ReduceOp op, const std::vector<std::size_t>& offsets,
+                           std::uint32_t& step);
   void ring_all_gather(char* data, std::size_t element, const std::vector<std::size_t>& offsets, std::uint32_t& step);
   void recursive_doubling(char* data, std::size_t count, DataType type, ReduceOp op);
   // Direct reads (see the top of this file).

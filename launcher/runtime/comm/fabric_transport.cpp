@@ -1,5 +1,6 @@
 #include "comm/fabric_transport.hpp"
 
+#include "comm/cma_speed.hpp"
 #include "comm/communicator.hpp"
 #include "gpudirect/text.hpp"
 
@@ -82,7 +83,8 @@ class FabricTransport final : public Transport {
     // read as one process_vm_readv (CMA) from the caller's thread, so the collectives reduce
     // straight from a peer's buffer. GPUDIRECT_FABRIC_DIRECT_READS=0 turns them off (to compare).
     const char* direct = std::getenv("GPUDIRECT_FABRIC_DIRECT_READS");
-    const bool want_reads = provider == "shm" && !(direct && std::string(direct) == "0");
+    const bool cma = provider == "shm" && use_cma(store);
+    const bool want_reads = cma && !(direct && std::string(direct) == "0");
     int rc = want_reads ? get_info(provider, true) : -FI_ENODATA;
     remote_reads_ = rc == 0;
     if (rc != 0) rc = get_info(provider, false);
@@ -185,6 +187,27 @@ class FabricTransport final : public Transport {
   }
 
  private:
+  // Whether shm moves large messages with CMA. Unless FI_SHM_DISABLE_CMA says, every rank measures
+  // CMA against memcpy (cma_speed.hpp) and all turn it off together where it is much slower (the
+  // provider then copies through shared memory, both sides at once). Must run before the first
+  // fi_getinfo of the process: the provider reads its parameters then.
+  static bool use_cma(bootstrap::Store& store) {
+    if (const char* set = std::getenv("FI_SHM_DISABLE_CMA")) {
+      const std::string value = set;
+      return !(value == "1" || value == "yes" || value == "true" || value == "on");
+    }
+    char mine[32];
+    std::snprintf(mine, sizeof mine, "%.3f", cma_speed_relative_to_memcpy());
+    const auto all = store.all_gather("fabric/cma", mine);
+    const double slowest = std::strtod(std::min_element(all.begin(), all.end(), [](const std::string& a, const std::string& b) {
+                                         return std::strtod(a.c_str(), nullptr) < std::strtod(b.c_str(), nullptr);
+                                       })->c_str(), nullptr);
+    if (slowest >= kCmaWorthIt) return true;
+    ::setenv("FI_SHM_DISABLE_CMA", "1", 1);
+    return false;
+  }
+  static constexpr double kCmaWorthIt = 0.6;  // below: two copies in parallel through shared memory win
+
   // fi_getinfo for RDM tagged messages (and RMA reads on virtual addresses, when `reads`).
   int get_info(const std::string& provider, bool reads) {
     fi_info* hints = fi_allocinfo();
