@@ -9,20 +9,23 @@
 # every tool, the ratios ours/peer (above 1: we are faster), this machine's single-thread memcpy
 # bandwidth measured in the same run, our 2-rank large all_reduce as a fraction of it, and
 # whether issue 10's goals hold.
-#   bench/compare_cpu_collectives.sh [--quick] [--across-nodes] [BUILD_DIR]
+#   bench/compare_cpu_collectives.sh [--quick] [--rt] [--across-nodes] [BUILD_DIR]
 #     --quick          one repetition, 4 KiB..16 MiB: a check that everything runs (a minute or two)
+#     --rt             run every tool under `chrt -r 1` (round-robin real-time): on a machine shared
+#                      with builds, this keeps their time slices out of everyone's timings alike
 #     --across-nodes   also two network namespaces joined by a veth link (needs root and iproute2):
 #                      one rank in each over tcp;ofi_rxm, against iperf3's single stream on the
 #                      same link and Open MPI's tcp BTL
 #   needs openmpi-bin libopenmpi-dev libgloo-dev (and iperf3 for --across-nodes)
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
-quick=0 across=0 build=""
+quick=0 across=0 build="" rt=()
 for arg in "$@"; do
   case $arg in
     --quick) quick=1 ;;
     --across-nodes) across=1 ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --rt) rt=(chrt -r 1) ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "compare_cpu_collectives.sh: unknown option $arg (see --help)" >&2; exit 2 ;;
     *) build=$arg ;;
   esac
@@ -70,19 +73,19 @@ cleanup() { [ "$across" = 1 ] && across_down; rm -rf "$work"; }
 trap cleanup EXIT
 
 ours() {  # collective np -> "bytes us" lines
-  "$launch" --np "$2" bench "$1" -b "$MIN" -e "$MAX" -f 4 -n "$ITERS" -w 3 -c 0 -a 0 --backend libfabric 2>&1 |
+  "${rt[@]}" "$launch" --np "$2" bench "$1" -b "$MIN" -e "$MAX" -f 4 -n "$ITERS" -w 3 -c 0 -a 0 --backend libfabric 2>&1 |
     awk '/^\[0\] +[0-9]+ +[0-9]+ / {print $2, $7}'
 }
 mpi() {  # collective np [tuned]
   local env=()
   [ "${3:-}" = tuned ] && env=(-x MALLOC_MMAP_MAX_=0 -x MALLOC_TRIM_THRESHOLD_=1000000000000)
-  mpirun --allow-run-as-root --oversubscribe -np "$2" "${env[@]}" "$peers/mpi_collectives" -c "$1" -b "$MIN" -e "$MAX" -n "$ITERS" -w 3 2>/dev/null
+  "${rt[@]}" mpirun --allow-run-as-root --oversubscribe -np "$2" "${env[@]}" "$peers/mpi_collectives" -c "$1" -b "$MIN" -e "$MAX" -n "$ITERS" -w 3 2>/dev/null
 }
 gloo() {  # collective np
   local store=$work/gloo-$RANDOM pids=()
   mkdir -p "$store"
-  for r in $(seq 1 $(($2 - 1))); do "$peers/gloo_collectives" "$r" "$2" "$store" -c "$1" -b "$MIN" -e "$MAX" -n "$ITERS" -w 3 >/dev/null & pids+=($!); done
-  "$peers/gloo_collectives" 0 "$2" "$store" -c "$1" -b "$MIN" -e "$MAX" -n "$ITERS" -w 3
+  for r in $(seq 1 $(($2 - 1))); do "${rt[@]}" "$peers/gloo_collectives" "$r" "$2" "$store" -c "$1" -b "$MIN" -e "$MAX" -n "$ITERS" -w 3 >/dev/null & pids+=($!); done
+  "${rt[@]}" "$peers/gloo_collectives" 0 "$2" "$store" -c "$1" -b "$MIN" -e "$MAX" -n "$ITERS" -w 3
   wait "${pids[@]}"
 }
 median_of() {  # files... -> "bytes median_us spread%"
@@ -105,7 +108,7 @@ measure() {
 }
 mpi_tuned() { mpi "$1" "$2" tuned; }
 
-memcpy_gbs=$("$peers/memcpy_bandwidth")
+memcpy_gbs=$("${rt[@]}" "$peers/memcpy_bandwidth")
 summary=$work/summary
 : >"$summary"
 echo "compare: single-thread memcpy on this machine: $memcpy_gbs GB/s (256 MiB, best of 10); $REPS repetitions, $ITERS iterations, medians"
@@ -160,10 +163,10 @@ echo "# across nodes (two network namespaces, one veth link, one rank in each, t
 
 ours_across() {  # collective -> "bytes us"
   local port=$((15300 + RANDOM % 500)) pid
-  in_b env RANK=1 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=$addr_a MASTER_PORT=$port FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=gdcmp1 \
+  in_b "${rt[@]}" env RANK=1 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=$addr_a MASTER_PORT=$port FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=gdcmp1 \
     unshare --uts sh -c "hostname node-b; exec \"$launch\" bench $1 -b $MIN -e $MAX -f 4 -n $ITERS -w 3 -c 0 -a 0 --backend libfabric" >/dev/null 2>&1 &
   pid=$!
-  in_a env RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=$addr_a MASTER_PORT=$port FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=gdcmp0 \
+  in_a "${rt[@]}" env RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=$addr_a MASTER_PORT=$port FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=gdcmp0 \
     unshare --uts sh -c "hostname node-a; exec \"$launch\" bench $1 -b $MIN -e $MAX -f 4 -n $ITERS -w 3 -c 0 -a 0 --backend libfabric" 2>&1 |
     awk '/^ +[0-9]+ +[0-9]+ / {print $1, $6} /^\[0\] +[0-9]+ +[0-9]+ / {print $2, $7}'
   wait "$pid"
@@ -179,7 +182,7 @@ EOF
 chmod +x "$agent"
 printf '%s slots=1\nnode-b slots=1\n' "$addr_a" >"$work/hostfile"
 mpi_across() {  # collective -> "bytes us"
-  in_a mpirun --allow-run-as-root -np 2 --hostfile "$work/hostfile" --mca plm_rsh_agent "$agent" --mca btl tcp,self \
+  in_a "${rt[@]}" mpirun --allow-run-as-root -np 2 --hostfile "$work/hostfile" --mca plm_rsh_agent "$agent" --mca btl tcp,self \
     --mca btl_tcp_if_include 10.97.0.0/24 --mca oob_tcp_if_include 10.97.0.0/24 -x MALLOC_MMAP_MAX_=0 -x MALLOC_TRIM_THRESHOLD_=1000000000000 \
     "$peers/mpi_collectives" -c "$1" -b "$MIN" -e "$MAX" -n "$ITERS" -w 3 2>/dev/null || true
 }

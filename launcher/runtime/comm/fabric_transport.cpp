@@ -307,7 +307,12 @@ class FabricTransport final : public Transport {
       if (rc == 0) return;
       if (rc != -FI_EAGAIN) fail(who(peer) + ": " + fi_error(std::string(what) + " from " + who(rank_), rc), false);
       if (abort_->raised()) throw CommError(abort_->message());
-      if (progress() == 0 && Clock::now() - start > timeout_) fail(unreachable(peer) + " (send queue full)", true);
+      if (progress() > 0) continue;
+      const auto idle = Clock::now() - start;
+      if (idle > timeout_) fail(unreachable(peer) + " (send queue full)", true);
+      // Full queue (shm allows one segmented send per peer at a time): the peer must run to drain
+      // it, and may share our core.
+      if (idle >= spin_) sched_yield();
     }
   }
 
