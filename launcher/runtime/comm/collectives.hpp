@@ -21,13 +21,14 @@ namespace gpudirect::comm {
 
 inline constexpr std::size_t kSmallAllReduceBytes = 64 * 1024;
 
-// When the direct-read algorithms take over, and their chunk: measured on this project's bench
-// (README, bench section); tests set them low to run every path with small counts.
+// When the direct-read algorithms take over, and the chunk that the ring and the direct reads move
+// at a time. Measured with `gpudirect-launch bench` over shm with CMA: below these sizes the CMA
+// round trips cost more than the ring's extra copy. Tests set them low to run every path.
 struct CollectiveTuning {
-  std::size_t direct_all_reduce_bytes = 256 * 1024;  // buffer size from which all_reduce reads directly
-  std::size_t direct_all_gather_bytes = 0;           // receive buffer size from which all_gather does
-  std::size_t direct_reduce_scatter_bytes = 0;       // send buffer size from which reduce_scatter does
-  std::size_t chunk_bytes = 256 * 1024;              // read from a peer, then reduced while in cache
+  std::size_t direct_all_reduce_bytes = 1 << 20;      // buffer size from which all_reduce reads directly
+  std::size_t direct_all_gather_bytes = 4 << 20;      // receive buffer size from which all_gather does
+  std::size_t direct_reduce_scatter_bytes = 4 << 20;  // send buffer size from which reduce_scatter does
+  std::size_t chunk_bytes = 256 * 1024;               // moved, then reduced while in cache (best of 256K, 1M, whole)
 };
 
 class Collectives {
