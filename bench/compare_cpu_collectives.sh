@@ -15,15 +15,16 @@
 #                      with builds, this keeps their time slices out of everyone's timings alike
 #     --across-nodes   also two network namespaces joined by a veth link (needs root and iproute2):
 #                      one rank in each over tcp;ofi_rxm, against iperf3's single stream on the
-#                      same link and Open MPI's tcp BTL
+#                      same link and Open MPI's tcp BTL (--across-nodes-only: just that)
 #   needs openmpi-bin libopenmpi-dev libgloo-dev (and iperf3 for --across-nodes)
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
-quick=0 across=0 build="" rt=()
+quick=0 across=0 within=1 build="" rt=()
 for arg in "$@"; do
   case $arg in
     --quick) quick=1 ;;
     --across-nodes) across=1 ;;
+    --across-nodes-only) across=1 within=0 ;;
     --rt) rt=(chrt -r 1) ;;
     -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "compare_cpu_collectives.sh: unknown option $arg (see --help)" >&2; exit 2 ;;
@@ -112,7 +113,7 @@ memcpy_gbs=$("${rt[@]}" "$peers/memcpy_bandwidth")
 summary=$work/summary
 : >"$summary"
 echo "compare: single-thread memcpy on this machine: $memcpy_gbs GB/s (256 MiB, best of 10); $REPS repetitions, $ITERS iterations, medians"
-for collective in all_reduce all_gather; do
+for collective in $([ "$within" = 1 ] && echo all_reduce all_gather); do
   for np in 2 4; do
     measure "$collective" "$np" ours mpi_tuned mpi gloo
     echo
@@ -128,8 +129,7 @@ for collective in all_reduce all_gather; do
   done
 done
 
-echo
-echo "# goals (issue 10), from the tables above; the machine's load is whatever it was during this run"
+[ "$within" = 1 ] && echo && echo "# goals (issue 10), from the tables above; the machine's load is whatever it was during this run"
 awk -v memcpy="$memcpy_gbs" '
   $3 >= 1048576 { key = $1 " at " $2 " ranks"; if (!(key in low) || $4 < low[key]) { low[key] = $4; at[key] = $3 } }
   $3 < 1048576 { key = $1 " at " $2 " ranks"; if (!(key in small) || $4 < small[key]) { small[key] = $4; sat[key] = $3 } }
