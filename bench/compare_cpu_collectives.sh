@@ -14,7 +14,7 @@
 #     --rt             run every tool under `chrt -r 1` (round-robin real-time): on a machine shared
 #                      with builds, this keeps their time slices out of everyone's timings alike
 #     --across-nodes   also two network namespaces joined by a veth link (needs root and iproute2):
-#                      one rank in each over tcp;ofi_rxm, against iperf3's single stream on the
+#                      one rank in each over tcp;ofi_rxm, 1 MiB..64 MiB, against iperf3's single stream on the
 #                      same link and Open MPI's tcp BTL (--across-nodes-only: just that)
 #   needs openmpi-bin libopenmpi-dev libgloo-dev (and iperf3 for --across-nodes)
 set -euo pipefail
@@ -161,6 +161,9 @@ wait
 echo
 echo "# across nodes (two network namespaces, one veth link, one rank in each, tcp;ofi_rxm): iperf3 single stream ${iperf_gbs} GB/s"
 
+# Up to 64 MiB across the link (ACROSS_MAX): past that each size only takes longer at the same rate.
+MAX=${ACROSS_MAX:-$((MAX < 67108864 ? MAX : 67108864))}
+MIN=${ACROSS_MIN:-$((MIN > 1048576 ? MIN : 1048576))}
 ours_across() {  # collective -> "bytes us"
   local port=$((15300 + RANDOM % 500)) pid
   in_b "${rt[@]}" env RANK=1 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=$addr_a MASTER_PORT=$port FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=gdcmp1 \
