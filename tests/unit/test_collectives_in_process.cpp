@@ -186,8 +186,9 @@ std::string run_case(Collectives& coll, const Case& c, int r, int n) {
 }
 
 // Runs `body(rank, transport)` on n threads; returns every rank's failures (exceptions included).
-std::vector<std::string> on_threads(int n, const std::function<std::vector<std::string>(int, std::unique_ptr<Transport>&)>& body) {
-  auto transports = make_thread_transports(n, kTimeout);
+std::vector<std::string> on_threads(int n, const std::function<std::vector<std::string>(int, std::unique_ptr<Transport>&)>& body,
+                                    bool remote_reads = false) {
+  auto transports = make_thread_transports(n, kTimeout, remote_reads);
   std::vector<std::vector<std::string>> failures(static_cast<std::size_t>(n));
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r)
@@ -249,19 +250,29 @@ std::vector<Case> cases_for(int n) {
 }  // namespace
 
 TEST_CASE("every collective algorithm at 1..8 ranks, every type and op, in and out of place", "[collectives][in-process]") {
-  for (int n = 1; n <= 8; ++n) {
-    const auto cases = cases_for(n);
-    const auto failures = on_threads(n, [&](int r, std::unique_ptr<Transport>& transport) {
-      Collectives coll(*transport);
-      std::vector<std::string> wrong;
-      for (const Case& c : cases)
-        if (auto why = run_case(coll, c, r, n); !why.empty() && wrong.size() < 5) wrong.push_back(why);
-      coll.barrier();
-      return wrong;
-    });
-    INFO(n << " ranks, " << cases.size() << " cases");
-    CHECK(failures.empty());
-    for (const auto& f : failures) FAIL_CHECK(f);
+  // Messages only (the ring, recursive doubling, trees), then with direct reads of peers' memory at
+  // every size, in chunks of a few elements so every block spans several chunks and a partial one.
+  for (const bool direct : {false, true}) {
+    CollectiveTuning tuning;
+    tuning.chunk_bytes = 4096;  // the ring's steps in several chunks, the last one partial
+    if (direct) tuning = {.direct_all_reduce_bytes = 0, .direct_all_gather_bytes = 0, .direct_reduce_scatter_bytes = 0, .chunk_bytes = 24};
+    for (int n = 1; n <= 8; ++n) {
+      const auto cases = cases_for(n);
+      const auto failures = on_threads(
+          n,
+          [&](int r, std::unique_ptr<Transport>& transport) {
+            Collectives coll(*transport, tuning);
+            std::vector<std::string> wrong;
+            for (const Case& c : cases)
+              if (auto why = run_case(coll, c, r, n); !why.empty() && wrong.size() < 5) wrong.push_back(why);
+            coll.barrier();
+            return wrong;
+          },
+          direct);
+      INFO((direct ? "direct reads, " : "messages, ") << n << " ranks, " << cases.size() << " cases");
+      CHECK(failures.empty());
+      for (const auto& f : failures) FAIL_CHECK(f);
+    }
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include "comm/reduce_kernels.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace gpudirect::comm {
@@ -24,23 +25,34 @@ char* Collectives::scratch(std::size_t bytes, int which) {
   return buffer.data();
 }
 
-void Collectives::ring_reduce_scatter(char* data, std::size_t count, DataType type, ReduceOp op,
+// Reads `input` (the caller's send buffer, never written) and leaves block b reduced in `data`
+// where the ring put it; so no copy of the input first. Each step moves in chunks of
+// tuning_.chunk_bytes, so a received chunk is reduced while it is still in cache.
+void Collectives::ring_reduce_scatter(const char* input, char* data, DataType type, ReduceOp op,
                                       const std::vector<std::size_t>& offsets, std::uint32_t& step) {
-  (void)count;
   const int n = t_.size(), r = t_.rank();
   const std::size_t element = size_of(type);
+  const std::size_t chunk = std::max<std::size_t>(1, tuning_.chunk_bytes / element);
   std::size_t largest = 0;
   for (int b = 0; b < n; ++b) largest = std::max(largest, offsets[static_cast<std::size_t>(b) + 1] - offsets[static_cast<std::size_t>(b)]);
-  char* incoming = scratch(largest * element, 1);
+  char* incoming = scratch(std::min(largest, chunk) * element, 1);
   // After step s rank r holds the sum of s+2 contributions of block r-s-2; the last step leaves block r.
   for (int s = 0; s < n - 1; ++s) {
     const auto send_block = static_cast<std::size_t>(mod(r - s - 1, n));
     const auto recv_block = static_cast<std::size_t>(mod(r - s - 2, n));
+    const char* source = (s == 0 ? input : data) + offsets[send_block] * element;  // step 0 sends our own input
     const std::size_t send_count = offsets[send_block + 1] - offsets[send_block];
     const std::size_t recv_count = offsets[recv_block + 1] - offsets[recv_block];
-    t_.exchange(mod(r + 1, n), data + offsets[send_block] * element, send_count * element, mod(r - 1, n), incoming,
-                recv_count * element, tag(step++));
-    reduce_into(data + offsets[recv_block] * element, incoming, recv_count, type, op);
+    const std::size_t pieces = (std::max(send_count, recv_count) + chunk - 1) / chunk;
+    for (std::size_t p = 0; p < pieces; ++p) {
+      const std::size_t first = p * chunk;
+      const std::size_t sending = send_count > first ? std::min(chunk, send_count - first) : 0;
+      const std::size_t receiving = recv_count > first ? std::min(chunk, recv_count - first) : 0;
+      t_.exchange(sending ? mod(r + 1, n) : -1, source + first * element, sending * element, receiving ? mod(r - 1, n) : -1, incoming,
+                  receiving * element, tag(step++));
+      const std::size_t at = (offsets[recv_block] + first) * element;
+      if (receiving) reduce_pair(data + at, input + at, incoming, receiving, type, op);
+    }
   }
 }
 
@@ -88,18 +100,116 @@ void Collectives::recursive_doubling(char* data, std::size_t count, DataType typ
   if (r + pow2 < n) t_.send(r + pow2, data, bytes, tag(0xffe));
 }
 
+std::vector<RemoteRegion> Collectives::share_regions(const std::vector<RemoteRegion>& mine, std::uint32_t& step) {
+  // Also the start signal: a rank sends its regions once its input is in place.
+  const int n = t_.size(), r = t_.rank();
+  const std::size_t k = mine.size(), bytes = k * sizeof(RemoteRegion);
+  std::vector<RemoteRegion> all(static_cast<std::size_t>(n) * k);
+  std::copy(mine.begin(), mine.end(), all.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r) * k));
+  for (int s = 1; s < n; ++s) {
+    const int from = mod(r - s, n);
+    t_.exchange(mod(r + s, n), mine.data(), bytes, from, all.data() + static_cast<std::size_t>(from) * k, bytes, tag(step++));
+  }
+  return all;
+}
+
+void Collectives::direct_barrier(std::uint32_t& step) {
+  char token = 0, incoming = 0;
+  const int n = t_.size(), r = t_.rank();
+  for (int distance = 1; distance < n; distance *= 2)  // dissemination
+    t_.exchange(mod(r + distance, n), &token, 1, mod(r - distance, n), &incoming, 1, tag(step++));
+}
+
+// out = own op (every peer's region at `offset`), `count` elements, one chunk at a time: a chunk
+// of a peer's input is read into scratch (in cache) and folded into the chunk of out at once.
+void Collectives::reduce_block_from_peers(const char* own, char* out, const std::vector<RemoteRegion>& inputs, std::size_t offset,
+                                          std::size_t count, DataType type, ReduceOp op) {
+  const int n = t_.size(), r = t_.rank();
+  const std::size_t element = size_of(type);
+  const std::size_t chunk = std::max<std::size_t>(1, tuning_.chunk_bytes / element);
+  char* incoming = scratch(std::min(chunk, count) * element, 1);
+  for (std::size_t first = 0; first < count; first += chunk) {
+    const std::size_t elements = std::min(chunk, count - first), at = first * element;
+    for (int s = 1; s < n; ++s) {
+      const int peer = mod(r + s, n);
+      t_.read(peer, inputs[static_cast<std::size_t>(peer)], offset + at, incoming, elements * element);
+      reduce_pair(out + at, s == 1 ? own + at : out + at, incoming, elements, type, op);
+    }
+  }
+}
+
+void Collectives::direct_all_reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) {
+  const int n = t_.size(), r = t_.rank();
+  const std::size_t element = size_of(type), bytes = count * element;
+  char* data = static_cast<char*>(recv);
+  const auto offsets = block_offsets(count, n);
+  std::uint32_t step = 0;
+  const auto regions = share_regions({t_.expose(send, bytes), t_.expose(recv, bytes)}, step);
+  std::vector<RemoteRegion> inputs(static_cast<std::size_t>(n)), results(static_cast<std::size_t>(n));
+  for (std::size_t q = 0; q < static_cast<std::size_t>(n); ++q) inputs[q] = regions[2 * q], results[q] = regions[2 * q + 1];
+  // Reduce-scatter: this rank's block from everyone's input. In place, peers read only the other
+  // blocks of this buffer, so writing our block while they read is safe.
+  const auto mine = static_cast<std::size_t>(r);
+  const std::size_t first = offsets[mine], elements = offsets[mine + 1] - first;
+  reduce_block_from_peers(static_cast<const char*>(send) + first * element, data + first * element, inputs, first * element,
+                          elements, type, op);
+  if (op == ReduceOp::avg) divide_for_average(data + first * element, elements, type, n);
+  direct_barrier(step);  // every block is final
+  // All-gather: the other blocks from their owners' results.
+  for (int s = 1; s < n; ++s) {
+    const auto q = static_cast<std::size_t>(mod(r + s, n));
+    const std::size_t at = offsets[q] * element;
+    t_.read(static_cast<int>(q), results[q], at, data + at, (offsets[q + 1] - offsets[q]) * element);
+  }
+  direct_barrier(step);  // nobody reads our buffers any more: the caller may change them
+}
+
+void Collectives::direct_all_gather(const void* send, void* recv, std::size_t count, DataType type) {
+  const int n = t_.size(), r = t_.rank();
+  const std::size_t block = count * size_of(type);
+  char* data = static_cast<char*>(recv);
+  std::uint32_t step = 0;
+  // Peers read our send buffer (in place it is our block of recv), so they need not wait for the copy.
+  const auto regions = share_regions({t_.expose(send, block)}, step);
+  char* own = data + static_cast<std::size_t>(r) * block;
+  if (send != own) std::memcpy(own, send, block);
+  for (int s = 1; s < n; ++s) {
+    const auto q = static_cast<std::size_t>(mod(r + s, n));
+    t_.read(static_cast<int>(q), regions[q], 0, data + q * block, block);
+  }
+  direct_barrier(step);
+}
+
+void Collectives::direct_reduce_scatter(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) {
+  const int n = t_.size(), r = t_.rank();
+  const std::size_t block = count * size_of(type);
+  std::uint32_t step = 0;
+  const auto regions = share_regions({t_.expose(send, block * static_cast<std::size_t>(n))}, step);
+  // In place our block of send is recv: peers read the other blocks only.
+  const std::size_t at = static_cast<std::size_t>(r) * block;
+  reduce_block_from_peers(static_cast<const char*>(send) + at, static_cast<char*>(recv), regions, at, count, type, op);
+  if (op == ReduceOp::avg) divide_for_average(recv, count, type, n);
+  direct_barrier(step);
+}
+
 void Collectives::all_reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) {
   const int n = t_.size();
   const std::size_t bytes = count * size_of(type);
-  if (send != recv && bytes) std::memmove(recv, send, bytes);
+  if (n > 1 && count >= static_cast<std::size_t>(n) && t_.can_read_remote() && bytes >= tuning_.direct_all_reduce_bytes) {
+    direct_all_reduce(send, recv, count, type, op);
+    next();
+    return;
+  }
+  if (n == 1 && send != recv && bytes) std::memmove(recv, send, bytes);
   if (n > 1 && count > 0) {
     char* data = static_cast<char*>(recv);
     if (bytes <= kSmallAllReduceBytes || count < static_cast<std::size_t>(n)) {
+      if (send != recv) std::memmove(recv, send, bytes);
       recursive_doubling(data, count, type, op);
     } else {
       const auto offsets = block_offsets(count, n);
       std::uint32_t step = 0;
-      ring_reduce_scatter(data, count, type, op, offsets, step);
+      ring_reduce_scatter(static_cast<const char*>(send), data, type, op, offsets, step);
       ring_all_gather(data, size_of(type), offsets, step);
     }
   }
@@ -110,6 +220,11 @@ void Collectives::all_reduce(const void* send, void* recv, std::size_t count, Da
 void Collectives::all_gather(const void* send, void* recv, std::size_t count, DataType type) {
   const int n = t_.size(), r = t_.rank();
   const std::size_t element = size_of(type);
+  if (n > 1 && count > 0 && t_.can_read_remote() && count * element * static_cast<std::size_t>(n) >= tuning_.direct_all_gather_bytes) {
+    direct_all_gather(send, recv, count, type);
+    next();
+    return;
+  }
   char* data = static_cast<char*>(recv);
   char* own = data + static_cast<std::size_t>(r) * count * element;
   if (send != own && count) std::memmove(own, send, count * element);
@@ -126,13 +241,18 @@ void Collectives::reduce_scatter(const void* send, void* recv, std::size_t count
   const int n = t_.size(), r = t_.rank();
   const std::size_t element = size_of(type);
   const std::size_t total = count * static_cast<std::size_t>(n) * element;
+  if (n > 1 && count > 0 && t_.can_read_remote() && total >= tuning_.direct_reduce_scatter_bytes) {
+    direct_reduce_scatter(send, recv, count, type, op);
+    next();
+    return;
+  }
   char* work = scratch(total, 0);
-  if (total) std::memcpy(work, send, total);
+  if (n == 1 && total) std::memcpy(work, send, total);
   if (n > 1 && count > 0) {
     std::vector<std::size_t> offsets(static_cast<std::size_t>(n) + 1);
     for (int b = 0; b <= n; ++b) offsets[static_cast<std::size_t>(b)] = static_cast<std::size_t>(b) * count;
     std::uint32_t step = 0;
-    ring_reduce_scatter(work, count * static_cast<std::size_t>(n), type, op, offsets, step);
+    ring_reduce_scatter(static_cast<const char*>(send), work, type, op, offsets, step);
   }
   if (count) std::memmove(recv, work + static_cast<std::size_t>(r) * count * element, count * element);
   if (op == ReduceOp::avg) divide_for_average(recv, count, type, n);

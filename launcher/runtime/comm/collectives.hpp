@@ -4,6 +4,11 @@
 //              kSmallAllReduceBytes, else a ring reduce-scatter + ring all-gather (2(n-1)/n of the
 //              buffer per rank: bandwidth-optimal);
 //  all_gather, reduce_scatter: ring; broadcast, reduce: binomial tree; alltoall: pairwise exchange.
+// Where the transport reads peers' memory directly (libfabric shm: CMA), all_reduce, all_gather
+// and reduce_scatter from Tuning's sizes up read instead: every rank tells its peers where its
+// buffers are, reduces its own block straight from their inputs in cache-sized chunks (one copy
+// into cache, one write of the result), then copies the other blocks from their owners; two small
+// barriers keep buffers unchanged while peers read them. No ring steps, no scratch round trips.
 #pragma once
 
 #include "comm/communicator.hpp"
@@ -16,9 +21,19 @@ namespace gpudirect::comm {
 
 inline constexpr std::size_t kSmallAllReduceBytes = 64 * 1024;
 
+// When the direct-read algorithms take over, and the chunk that the ring and the direct reads move
+// at a time. Measured with `gpudirect-launch bench` over shm with CMA: below these sizes the CMA
+// round trips cost more than the ring's extra copy. Tests set them low to run every path.
+struct CollectiveTuning {
+  std::size_t direct_all_reduce_bytes = 1 << 20;      // buffer size from which all_reduce reads directly
+  std::size_t direct_all_gather_bytes = 4 << 20;      // receive buffer size from which all_gather does
+  std::size_t direct_reduce_scatter_bytes = 4 << 20;  // send buffer size from which reduce_scatter does
+  std::size_t chunk_bytes = 256 * 1024;               // moved, then reduced while in cache (best of 256K, 1M, whole)
+};
+
 class Collectives {
  public:
-  explicit Collectives(Transport& transport) : t_(transport) {}
+  explicit Collectives(Transport& transport, CollectiveTuning tuning = {}) : t_(transport), tuning_(tuning) {}
 
   void all_reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
   void all_gather(const void* send, void* recv, std::size_t count, DataType type);
@@ -33,12 +48,21 @@ class Collectives {
   std::uint32_t tag(std::uint32_t step) const { return (sequence_ << 12) | (step & 0xfff); }
   void next() { sequence_ = (sequence_ + 1) & 0xfffff; }
   char* scratch(std::size_t bytes, int which = 0);
-  void ring_reduce_scatter(char* data, std::size_t count, DataType type, ReduceOp op,
-                           const std::vector<std::size_t>& offsets, std::uint32_t& step);
+  void ring_reduce_scatter(const char* input, char* data, DataType type, ReduceOp op, const std::vector<std::size_t>& offsets,
+                           std::uint32_t& step);
   void ring_all_gather(char* data, std::size_t element, const std::vector<std::size_t>& offsets, std::uint32_t& step);
   void recursive_doubling(char* data, std::size_t count, DataType type, ReduceOp op);
+  // Direct reads (see the top of this file).
+  std::vector<RemoteRegion> share_regions(const std::vector<RemoteRegion>& mine, std::uint32_t& step);
+  void direct_barrier(std::uint32_t& step);
+  void reduce_block_from_peers(const char* own, char* out, const std::vector<RemoteRegion>& inputs, std::size_t offset,
+                               std::size_t count, DataType type, ReduceOp op);
+  void direct_all_reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
+  void direct_all_gather(const void* send, void* recv, std::size_t count, DataType type);
+  void direct_reduce_scatter(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
 
   Transport& t_;
+  CollectiveTuning tuning_;
   std::uint32_t sequence_ = 0;
   std::vector<char> scratch_[2];
 };

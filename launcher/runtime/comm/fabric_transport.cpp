@@ -1,5 +1,6 @@
 #include "comm/fabric_transport.hpp"
 
+#include "comm/cma_speed.hpp"
 #include "comm/communicator.hpp"
 #include "gpudirect/text.hpp"
 
@@ -8,6 +9,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
 #include <sched.h>
@@ -16,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <set>
 #include <thread>
 #include <vector>
@@ -76,15 +79,15 @@ class FabricTransport final : public Transport {
     }
     if (!interface.empty()) ::setenv("FI_TCP_IFACE", interface.c_str(), 1);
 
-    fi_info* hints = fi_allocinfo();
-    hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_TAGGED;
-    hints->mode = FI_CONTEXT | FI_CONTEXT2;
-    hints->domain_attr->threading = FI_THREAD_DOMAIN;
-    hints->domain_attr->mr_mode = 0;
-    hints->fabric_attr->prov_name = ::strdup(provider.c_str());
-    const int rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &info_);
-    fi_freeinfo(hints);
+    // On shm, one-sided reads too: with FI_MR_VIRT_ADDR and no RMA ordering the provider does a
+    // read as one process_vm_readv (CMA) from the caller's thread, so the collectives reduce
+    // straight from a peer's buffer. GPUDIRECT_FABRIC_DIRECT_READS=0 turns them off (to compare).
+    const char* direct = std::getenv("GPUDIRECT_FABRIC_DIRECT_READS");
+    const bool cma = provider == "shm" && use_cma(store);
+    const bool want_reads = cma && !(direct && std::string(direct) == "0");
+    int rc = want_reads ? get_info(provider, true) : -FI_ENODATA;
+    remote_reads_ = rc == 0;
+    if (rc != 0) rc = get_info(provider, false);
     if (rc != 0)
       throw CommError("libfabric: no provider '" + provider + "' with RDM tagged messaging (" + fi_strerror(-rc) +
                       "); check `fi_info -p " + provider + "`, or set FI_PROVIDER");
@@ -102,6 +105,8 @@ class FabricTransport final : public Transport {
     check(fi_ep_bind(ep_, &av_->fid, 0), "fi_ep_bind(av)");
     check(fi_enable(ep_), "fi_enable");
     max_message_ = std::min<std::size_t>(info_->ep_attr->max_msg_size, std::size_t(4) << 20);
+    if (const char* spin = std::getenv("GPUDIRECT_FABRIC_SPIN_US"))
+      spin_ = std::chrono::microseconds(parse_integer<long>(spin, "GPUDIRECT_FABRIC_SPIN_US", 0, 1000000));
 
     std::vector<char> name(256);
     std::size_t length = name.size();
@@ -119,6 +124,7 @@ class FabricTransport final : public Transport {
   }
 
   ~FabricTransport() override {
+    for (auto& [range, mr] : registered_) fi_close(&mr->fid);
     if (ep_) fi_close(&ep_->fid);
     if (av_) fi_close(&av_->fid);
     if (cq_) fi_close(&cq_->fid);
@@ -130,15 +136,50 @@ class FabricTransport final : public Transport {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
+  bool can_read_remote() const override { return remote_reads_; }
+
+  RemoteRegion expose(const void* data, std::size_t bytes) override {
+    if (!broken_.empty()) throw CommError(broken_);
+    const auto address = reinterpret_cast<std::uintptr_t>(data);
+    auto it = registered_.find({address, bytes});
+    if (it == registered_.end()) {
+      // Buffers are reused call after call (training's buckets, bench's buffers): register once.
+      // shm registers no pages (a read is CMA by virtual address), so a stale entry is harmless;
+      // the bound only keeps a caller that never reuses a buffer from growing the table.
+      if (registered_.size() >= 256) {
+        for (auto& [range, mr] : registered_) fi_close(&mr->fid);
+        registered_.clear();
+      }
+      fid_mr* mr = nullptr;
+      // Where the provider does not pick keys, ours only need to be unique in this domain.
+      const std::uint64_t key = (info_->domain_attr->mr_mode & FI_MR_PROV_KEY) ? 0 : ++last_key_;
+      check(fi_mr_reg(domain_, data, bytes, FI_REMOTE_READ, 0, key, 0, &mr, nullptr), "fi_mr_reg");
+      it = registered_.emplace(std::make_pair(address, bytes), mr).first;
+    }
+    return {(info_->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? address : 0, fi_mr_key(it->second)};
+  }
+
+  void read(int peer, const RemoteRegion& region, std::size_t offset, void* local, std::size_t bytes) override {
+    if (!broken_.empty()) throw CommError(broken_);
+    if (bytes == 0) return;
+    try {
+      ops_.assign(1, Operation{});
+      ops_[0].peer = peer;
+      post([&] { return fi_read(ep_, local, bytes, nullptr, peers_[static_cast<std::size_t>(peer)], region.address + offset, region.key, &ops_[0].context); },
+           "fi_read", peer);
+      wait_for_all();
+    } catch (const CommError& e) {
+      broken_ = e.what();
+      throw;
+    }
+  }
+
   void exchange(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes,
                 std::uint32_t tag) override {
     // After a failure the endpoint may still hold our earlier operations: never touch it again.
     if (!broken_.empty()) throw CommError(broken_);
     try {
       exchange_or_throw(to, send, send_bytes, from, recv, recv_bytes, tag);
-    } catch (const CommTimeout& e) {
-      broken_ = e.what();
-      throw;
     } catch (const CommError& e) {
       broken_ = e.what();
       throw;
@@ -146,6 +187,41 @@ class FabricTransport final : public Transport {
   }
 
  private:
+  // Whether shm moves large messages with CMA. Unless FI_SHM_DISABLE_CMA says, every rank measures
+  // CMA against memcpy (cma_speed.hpp) and all turn it off together where it is much slower (the
+  // provider then copies through shared memory, both sides at once). Must run before the first
+  // fi_getinfo of the process: the provider reads its parameters then.
+  static bool use_cma(bootstrap::Store& store) {
+    if (const char* set = std::getenv("FI_SHM_DISABLE_CMA")) {
+      const std::string value = set;
+      return !(value == "1" || value == "yes" || value == "true" || value == "on");
+    }
+    char mine[32];
+    std::snprintf(mine, sizeof mine, "%.3f", cma_speed_relative_to_memcpy());
+    const auto all = store.all_gather("fabric/cma", mine);
+    const double slowest = std::strtod(std::min_element(all.begin(), all.end(), [](const std::string& a, const std::string& b) {
+                                         return std::strtod(a.c_str(), nullptr) < std::strtod(b.c_str(), nullptr);
+                                       })->c_str(), nullptr);
+    if (slowest >= kCmaWorthIt) return true;
+    ::setenv("FI_SHM_DISABLE_CMA", "1", 1);
+    return false;
+  }
+  static constexpr double kCmaWorthIt = 0.6;  // below: two copies in parallel through shared memory win
+
+  // fi_getinfo for RDM tagged messages (and RMA reads on virtual addresses, when `reads`).
+  int get_info(const std::string& provider, bool reads) {
+    fi_info* hints = fi_allocinfo();
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_TAGGED | (reads ? FI_RMA | FI_READ | FI_REMOTE_READ : 0);
+    hints->mode = FI_CONTEXT | FI_CONTEXT2;
+    hints->domain_attr->threading = FI_THREAD_DOMAIN;
+    hints->domain_attr->mr_mode = reads ? FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED : 0;
+    hints->fabric_attr->prov_name = ::strdup(provider.c_str());
+    const int rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &info_);
+    fi_freeinfo(hints);
+    return rc;
+  }
+
   std::string who(int rank) const {
     const auto r = static_cast<std::size_t>(rank);
     return "rank " + std::to_string(rank) + " on " + (r < hosts_.size() ? hosts_[r] : std::string("?"));
@@ -173,39 +249,48 @@ class FabricTransport final : public Transport {
                          std::uint32_t tag) {
     const std::size_t send_chunks = to >= 0 && send_bytes ? (send_bytes + max_message_ - 1) / max_message_ : 0;
     const std::size_t recv_chunks = from >= 0 && recv_bytes ? (recv_bytes + max_message_ - 1) / max_message_ : 0;
-    std::vector<Operation> ops(send_chunks + recv_chunks);
+    // Reused call after call: no allocation per exchange (the vector only grows).
+    ops_.assign(send_chunks + recv_chunks, Operation{});
     std::size_t op = 0;
     // Receives first, so a peer's early send finds its buffer.
     for (std::size_t c = 0; c < recv_chunks; ++c, ++op) {
       char* base = static_cast<char*>(recv) + c * max_message_;
       const std::size_t bytes = std::min(max_message_, recv_bytes - c * max_message_);
-      ops[op].peer = from;
-      post([&] { return fi_trecv(ep_, base, bytes, nullptr, peers_[static_cast<std::size_t>(from)], full_tag(tag, from, c), 0, &ops[op].context); },
+      ops_[op].peer = from;
+      post([&] { return fi_trecv(ep_, base, bytes, nullptr, peers_[static_cast<std::size_t>(from)], full_tag(tag, from, c), 0, &ops_[op].context); },
            "fi_trecv", from);
     }
     for (std::size_t c = 0; c < send_chunks; ++c, ++op) {
       const char* base = static_cast<const char*>(send) + c * max_message_;
       const std::size_t bytes = std::min(max_message_, send_bytes - c * max_message_);
-      ops[op].peer = to;
-      post([&] { return fi_tsend(ep_, base, bytes, nullptr, peers_[static_cast<std::size_t>(to)], full_tag(tag, rank_, c), &ops[op].context); },
+      ops_[op].peer = to;
+      post([&] { return fi_tsend(ep_, base, bytes, nullptr, peers_[static_cast<std::size_t>(to)], full_tag(tag, rank_, c), &ops_[op].context); },
            "fi_tsend", to);
     }
-    std::size_t outstanding = ops.size();
+    wait_for_all();
+  }
+
+  // Progresses until every operation in ops_ completed. Spins for spin_ after the last progress
+  // (a peer on another core answers within microseconds), then yields the core on every empty
+  // poll: ranks often outnumber cores, and a spinning rank would starve the peer it waits for.
+  void wait_for_all() {
+    std::size_t outstanding = static_cast<std::size_t>(std::count_if(ops_.begin(), ops_.end(), [](const Operation& o) { return !o.done; }));
     auto last_progress = Clock::now();
     while (outstanding > 0) {
       if (abort_->raised()) throw CommError(abort_->message());
       const std::size_t done = progress();
       if (done > 0) {
         last_progress = Clock::now();
-        outstanding = static_cast<std::size_t>(std::count_if(ops.begin(), ops.end(), [](const Operation& o) { return !o.done; }));
-      } else if (Clock::now() - last_progress > timeout_) {
-        // Name the peer we still wait for: the receive side first (the sender may be fine).
-        const auto waiting = std::find_if(ops.begin(), ops.end(), [](const Operation& o) { return !o.done; });
-        fail(unreachable(waiting->peer), true);
-      } else {
-        // Ranks often outnumber cores: let the peer run instead of spinning out our time slice.
-        sched_yield();
+        outstanding = static_cast<std::size_t>(std::count_if(ops_.begin(), ops_.end(), [](const Operation& o) { return !o.done; }));
+        continue;
       }
+      const auto idle = Clock::now() - last_progress;
+      if (idle > timeout_) {
+        // Name the peer we still wait for: the receive side first (the sender may be fine).
+        const auto waiting = std::find_if(ops_.begin(), ops_.end(), [](const Operation& o) { return !o.done; });
+        fail(unreachable(waiting->peer), true);
+      }
+      if (idle >= spin_) sched_yield();
     }
   }
 
@@ -222,7 +307,12 @@ class FabricTransport final : public Transport {
       if (rc == 0) return;
       if (rc != -FI_EAGAIN) fail(who(peer) + ": " + fi_error(std::string(what) + " from " + who(rank_), rc), false);
       if (abort_->raised()) throw CommError(abort_->message());
-      if (progress() == 0 && Clock::now() - start > timeout_) fail(unreachable(peer) + " (send queue full)", true);
+      if (progress() > 0) continue;
+      const auto idle = Clock::now() - start;
+      if (idle > timeout_) fail(unreachable(peer) + " (send queue full)", true);
+      // Full queue (shm allows one segmented send per peer at a time): the peer must run to drain
+      // it, and may share our core.
+      if (idle >= spin_) sched_yield();
     }
   }
 
@@ -259,6 +349,11 @@ class FabricTransport final : public Transport {
   fid_ep* ep_ = nullptr;
   std::vector<fi_addr_t> peers_;
   std::size_t max_message_ = 0;
+  std::vector<Operation> ops_;  // the operations of the exchange or read in progress
+  bool remote_reads_ = false;
+  std::map<std::pair<std::uintptr_t, std::size_t>, fid_mr*> registered_;  // expose()'s cache
+  std::uint64_t last_key_ = 0;
+  std::chrono::microseconds spin_{0};
 };
 
 }  // namespace

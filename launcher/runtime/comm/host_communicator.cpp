@@ -1,10 +1,12 @@
 #include "comm/host_communicator.hpp"
 
 #include "comm/collectives.hpp"
+#include "gpudirect/text.hpp"
 
 #include <sys/mman.h>
 
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -28,7 +30,7 @@ class FutureRequest final : public Request {
 class HostCommunicator final : public Communicator {
  public:
   HostCommunicator(std::unique_ptr<Transport> transport, std::string description)
-      : transport_(std::move(transport)), collectives_(*transport_), description_(std::move(description)) {
+      : transport_(std::move(transport)), collectives_(*transport_, tuning_from_environment()), description_(std::move(description)) {
     worker_ = std::thread([this] { run(); });
   }
 
@@ -92,6 +94,14 @@ class HostCommunicator final : public Communicator {
   void barrier() override { submit("barrier", [this] { collectives_.barrier(); })->wait(); }
 
  private:
+  // GPUDIRECT_COMM_CHUNK_BYTES: the chunk the ring and the direct reads move at a time (to measure).
+  static CollectiveTuning tuning_from_environment() {
+    CollectiveTuning tuning;
+    if (const char* chunk = std::getenv("GPUDIRECT_COMM_CHUNK_BYTES"))
+      tuning.chunk_bytes = parse_integer<std::size_t>(chunk, "GPUDIRECT_COMM_CHUNK_BYTES", 64, std::size_t(1) << 40);
+    return tuning;
+  }
+
   void check_root(int root) const {
     if (root < 0 || root >= size()) throw CommError("root " + std::to_string(root) + " is not a rank (0.." + std::to_string(size() - 1) + ")");
   }

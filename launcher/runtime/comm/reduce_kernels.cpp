@@ -70,26 +70,34 @@ std::uint16_t float_to_bfloat16(float f) {
 
 namespace {
 
+// out = a op b element-wise; out may be a or b (each element is read before it is written). The
+// file is built with -O3 (see runtime's CMakeLists.txt) so these loops are vectorized.
+template <typename T, typename Op>
+void apply(T* out, const T* a, const T* b, std::size_t count, Op f) {
+  // Separate loops for in place: a runtime alias check would send out == a to the scalar loop.
+  if (out == a) {
+    for (std::size_t i = 0; i < count; ++i) out[i] = f(out[i], b[i]);
+  } else if (out == b) {
+    for (std::size_t i = 0; i < count; ++i) out[i] = f(a[i], out[i]);
+  } else {
+    for (std::size_t i = 0; i < count; ++i) out[i] = f(a[i], b[i]);
+  }
+}
+
+// out = a op b element-wise; out may be a or b. The file is built with -O3 (runtime's
+// CMakeLists.txt) so these loops are vectorized.
 template <typename T>
-void combine(T* acc, const T* in, std::size_t count, ReduceOp op) {
+void combine(T* out, const T* a, const T* b, std::size_t count, ReduceOp op) {
   switch (op) {
-    case ReduceOp::sum: case ReduceOp::avg:
-      for (std::size_t i = 0; i < count; ++i) acc[i] = static_cast<T>(acc[i] + in[i]);
-      break;
-    case ReduceOp::prod:
-      for (std::size_t i = 0; i < count; ++i) acc[i] = static_cast<T>(acc[i] * in[i]);
-      break;
-    case ReduceOp::min:
-      for (std::size_t i = 0; i < count; ++i) acc[i] = std::min(acc[i], in[i]);
-      break;
-    case ReduceOp::max:
-      for (std::size_t i = 0; i < count; ++i) acc[i] = std::max(acc[i], in[i]);
-      break;
+    case ReduceOp::sum: case ReduceOp::avg: apply(out, a, b, count, [](T x, T y) { return static_cast<T>(x + y); }); break;
+    case ReduceOp::prod: apply(out, a, b, count, [](T x, T y) { return static_cast<T>(x * y); }); break;
+    case ReduceOp::min: apply(out, a, b, count, [](T x, T y) { return std::min(x, y); }); break;
+    case ReduceOp::max: apply(out, a, b, count, [](T x, T y) { return std::max(x, y); }); break;
   }
 }
 
 template <float (*ToFloat)(std::uint16_t), std::uint16_t (*FromFloat)(float)>
-void combine16(std::uint16_t* acc, const std::uint16_t* in, std::size_t count, ReduceOp op) {
+void combine16(std::uint16_t* out, const std::uint16_t* acc, const std::uint16_t* in, std::size_t count, ReduceOp op) {
   for (std::size_t i = 0; i < count; ++i) {
     const float a = ToFloat(acc[i]), b = ToFloat(in[i]);
     float r = 0;
@@ -99,7 +107,7 @@ void combine16(std::uint16_t* acc, const std::uint16_t* in, std::size_t count, R
       case ReduceOp::min: r = std::min(a, b); break;
       case ReduceOp::max: r = std::max(a, b); break;
     }
-    acc[i] = FromFloat(r);
+    out[i] = FromFloat(r);
   }
 }
 
@@ -110,22 +118,30 @@ void divide(T* buffer, std::size_t count, int ranks) {
 
 }  // namespace
 
-void reduce_into(void* accumulator, const void* input, std::size_t count, DataType type, ReduceOp op) {
+void reduce_pair(void* out, const void* a, const void* b, std::size_t count, DataType type, ReduceOp op) {
   switch (type) {
-    case DataType::float32: combine(static_cast<float*>(accumulator), static_cast<const float*>(input), count, op); break;
-    case DataType::float64: combine(static_cast<double*>(accumulator), static_cast<const double*>(input), count, op); break;
-    case DataType::int8: combine(static_cast<std::int8_t*>(accumulator), static_cast<const std::int8_t*>(input), count, op); break;
-    case DataType::uint8: combine(static_cast<std::uint8_t*>(accumulator), static_cast<const std::uint8_t*>(input), count, op); break;
-    case DataType::int32: combine(static_cast<std::int32_t*>(accumulator), static_cast<const std::int32_t*>(input), count, op); break;
-    case DataType::int64: combine(static_cast<std::int64_t*>(accumulator), static_cast<const std::int64_t*>(input), count, op); break;
-    case DataType::uint64: combine(static_cast<std::uint64_t*>(accumulator), static_cast<const std::uint64_t*>(input), count, op); break;
+#define GPUDIRECT_COMBINE(T) combine(static_cast<T*>(out), static_cast<const T*>(a), static_cast<const T*>(b), count, op); break
+    case DataType::float32: GPUDIRECT_COMBINE(float);
+    case DataType::float64: GPUDIRECT_COMBINE(double);
+    case DataType::int8: GPUDIRECT_COMBINE(std::int8_t);
+    case DataType::uint8: GPUDIRECT_COMBINE(std::uint8_t);
+    case DataType::int32: GPUDIRECT_COMBINE(std::int32_t);
+    case DataType::int64: GPUDIRECT_COMBINE(std::int64_t);
+    case DataType::uint64: GPUDIRECT_COMBINE(std::uint64_t);
+#undef GPUDIRECT_COMBINE
     case DataType::float16:
-      combine16<half_to_float, float_to_half>(static_cast<std::uint16_t*>(accumulator), static_cast<const std::uint16_t*>(input), count, op);
+      combine16<half_to_float, float_to_half>(static_cast<std::uint16_t*>(out), static_cast<const std::uint16_t*>(a),
+                                              static_cast<const std::uint16_t*>(b), count, op);
       break;
     case DataType::bfloat16:
-      combine16<bfloat16_to_float, float_to_bfloat16>(static_cast<std::uint16_t*>(accumulator), static_cast<const std::uint16_t*>(input), count, op);
+      combine16<bfloat16_to_float, float_to_bfloat16>(static_cast<std::uint16_t*>(out), static_cast<const std::uint16_t*>(a),
+                                                      static_cast<const std::uint16_t*>(b), count, op);
       break;
   }
+}
+
+void reduce_into(void* accumulator, const void* input, std::size_t count, DataType type, ReduceOp op) {
+  reduce_pair(accumulator, accumulator, input, count, type, op);
 }
 
 void divide_for_average(void* buffer, std::size_t count, DataType type, int ranks) {

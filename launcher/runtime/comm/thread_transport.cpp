@@ -28,8 +28,8 @@ struct Mailboxes {
 
 class ThreadTransport final : public Transport {
  public:
-  ThreadTransport(std::shared_ptr<Mailboxes> shared, int rank, std::chrono::milliseconds timeout)
-      : shared_(std::move(shared)), rank_(rank), timeout_(timeout) {}
+  ThreadTransport(std::shared_ptr<Mailboxes> shared, int rank, std::chrono::milliseconds timeout, bool remote_reads)
+      : shared_(std::move(shared)), rank_(rank), timeout_(timeout), remote_reads_(remote_reads) {}
 
   int rank() const override { return rank_; }
   int size() const override { return static_cast<int>(shared_->boxes.size()); }
@@ -38,6 +38,13 @@ class ThreadTransport final : public Transport {
                 std::uint32_t tag) override {
     if (to >= 0 && send_bytes > 0) post(to, send, send_bytes, tag);
     if (from >= 0 && recv_bytes > 0) take(from, recv, recv_bytes, tag);
+  }
+
+  bool can_read_remote() const override { return remote_reads_; }
+  RemoteRegion expose(const void* data, std::size_t) override { return {reinterpret_cast<std::uintptr_t>(data), 0}; }
+  void read(int peer, const RemoteRegion& region, std::size_t offset, void* local, std::size_t bytes) override {
+    check_peer(peer);
+    if (bytes) std::memcpy(local, reinterpret_cast<const char*>(static_cast<std::uintptr_t>(region.address)) + offset, bytes);
   }
 
  private:
@@ -82,15 +89,16 @@ class ThreadTransport final : public Transport {
   std::shared_ptr<Mailboxes> shared_;
   int rank_;
   std::chrono::milliseconds timeout_;
+  bool remote_reads_;
 };
 
 }  // namespace
 
-std::vector<std::unique_ptr<Transport>> make_thread_transports(int size, std::chrono::milliseconds timeout) {
+std::vector<std::unique_ptr<Transport>> make_thread_transports(int size, std::chrono::milliseconds timeout, bool remote_reads) {
   if (size < 1) throw std::invalid_argument("thread transport: size " + std::to_string(size) + " must be at least 1");
   auto shared = std::make_shared<Mailboxes>(size);
   std::vector<std::unique_ptr<Transport>> transports;
-  for (int rank = 0; rank < size; ++rank) transports.push_back(std::make_unique<ThreadTransport>(shared, rank, timeout));
+  for (int rank = 0; rank < size; ++rank) transports.push_back(std::make_unique<ThreadTransport>(shared, rank, timeout, remote_reads));
   return transports;
 }
 

@@ -14,7 +14,8 @@ namespace gpudirect::comm {
 // One Transport per rank (element i is rank i), all sharing the mailboxes; each is used from its
 // own thread. Sends never block (messages are copied); a receive waits at most `timeout`, then
 // throws CommError naming the rank, the peer and the tag. The transports may be destroyed in any
-// order.
-std::vector<std::unique_ptr<Transport>> make_thread_transports(int size, std::chrono::milliseconds timeout);
+// order. With `remote_reads`, peers' buffers are also read directly (one address space), so the
+// direct-read algorithms run in tests as they do over libfabric's shm provider.
+std::vector<std::unique_ptr<Transport>> make_thread_transports(int size, std::chrono::milliseconds timeout, bool remote_reads = false);
 
 }  // namespace gpudirect::comm

@@ -1,11 +1,19 @@
-// Point-to-point messages between ranks: the only thing the collective algorithms use, so they
-// run unchanged over any transport.
+// Point-to-point messages between ranks, and (where the transport can) one-sided reads of a peer's
+// memory: the only things the collective algorithms use, so they run unchanged over any transport.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 
 namespace gpudirect::comm {
+
+// A region of a rank's memory that its peers may read: what `Transport::expose` returns and a peer
+// passes to `Transport::read`. Plain data, so it travels in a message.
+struct RemoteRegion {
+  std::uint64_t address = 0;
+  std::uint64_t key = 0;
+};
 
 class Transport {
  public:
@@ -20,6 +28,19 @@ class Transport {
 
   void send(int to, const void* data, std::size_t bytes, std::uint32_t tag) { exchange(to, data, bytes, -1, nullptr, 0, tag); }
   void recv(int from, void* data, std::size_t bytes, std::uint32_t tag) { exchange(-1, nullptr, 0, from, data, bytes, tag); }
+
+  // One-sided reads (libfabric RMA; CMA on the shm provider): a rank reduces or copies straight from
+  // its peers' buffers, in chunks that stay in its cache, instead of receiving into scratch memory
+  // first. Transports without them keep the defaults and the algorithms use messages only.
+  virtual bool can_read_remote() const { return false; }
+  // Lets peers read [data, data + bytes) until the memory is freed; cheap to call again for the
+  // same buffer (registrations are cached).
+  virtual RemoteRegion expose(const void* /*data*/, std::size_t /*bytes*/) { throw std::logic_error("transport without remote reads"); }
+  // Copies `bytes` from `region` of rank `peer`, starting `offset` bytes in, to `local`; returns when
+  // the bytes are there. The peer does nothing (it must only keep the memory unchanged meanwhile).
+  virtual void read(int /*peer*/, const RemoteRegion& /*region*/, std::size_t /*offset*/, void* /*local*/, std::size_t /*bytes*/) {
+    throw std::logic_error("transport without remote reads");
+  }
 };
 
 }  // namespace gpudirect::comm
