@@ -77,8 +77,9 @@ function(gpudirect_configure_package)
   set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
   set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/gpudirect-slurm/gpudirect-slurm")
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # hwloc, libfabric, libxml2, libstdc++ from the binaries
+  # libhwloc-plugins holds hwloc's PCI component: without it a live node shows no GPUs or NICs.
   set(CPACK_DEBIAN_PACKAGE_DEPENDS
-      "slurm-wlm-basic-plugins (>= ${slurm_version}), slurm-wlm-basic-plugins (<< ${major}.${next_minor}~)")
+      "libhwloc-plugins, slurm-wlm-basic-plugins (>= ${slurm_version}), slurm-wlm-basic-plugins (<< ${major}.${next_minor}~)")
   set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
       "${PROJECT_BINARY_DIR}/packaging/control/conffiles;${PROJECT_BINARY_DIR}/packaging/control/postrm")
   set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config git python3 procps iproute2 util-linux
-  libhwloc-dev hwloc libfabric-dev libfabric-bin libxml2-dev catch2 libcli11-dev nlohmann-json3-dev
+  libhwloc-dev hwloc libhwloc-plugins libfabric-dev libfabric-bin libxml2-dev catch2 libcli11-dev nlohmann-json3-dev
   libslurm-dev slurm-wlm-basic-plugins-dev slurmctld slurmd slurm-client munge
   libopenblas-dev python3-torch python3-matplotlib  # CPU training; the PyTorch oracle; plots
   python3-yaml lintian  # blueprint checks; the .deb test

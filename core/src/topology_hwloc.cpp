@@ -256,10 +256,12 @@ Topology load_live_topology(std::string* hwloc_export) {
   hwloc_topology_set_flags(topology.get(), HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
   if (hwloc_topology_load(topology.get()) != 0)
     throw TopologyError("hwloc could not discover this node's topology; set topology=FILE to use a saved one");
-  // Every real node has PCI devices: none means hwloc could not read them (a namespace or container
-  // whose /sys/bus/pci is empty or unreadable). Said in the source, so "no GPUs" messages tell why.
+  // Every real node has PCI devices: none means hwloc could not read them (its PCI component, a
+  // plugin in Debian's libhwloc-plugins, is not installed, or a namespace or container hides
+  // /sys/bus/pci). Said in the source, so "no GPUs" messages tell why.
   if (!hwloc_get_next_pcidev(topology.get(), nullptr))
-    return collect(topology.get(), "hwloc, which saw no PCI devices: /sys/bus/pci is empty or unreadable where slurmd runs; "
+    return collect(topology.get(), "hwloc, which saw no PCI devices: its PCI component is missing (Debian: install "
+                                   "libhwloc-plugins) or /sys/bus/pci is empty or unreadable where slurmd runs; "
                                    "give it the host's /sys, or set topology=FILE in plugstack.conf");
   // Not cached without PCI devices: the next load must find (and say) the same again.
   if (hwloc_export) *hwloc_export = export_xml(topology.get());

@@ -24,6 +24,7 @@ depends=$(dpkg-deb -f "$deb" Depends)
 expect_contains "Depends: the Slurm series it was built for ($series)" \
   "slurm-wlm-basic-plugins (>= $slurm), slurm-wlm-basic-plugins (<< $(cut -d. -f1 <<<"$slurm").$next_minor~)" "$depends"
 expect_contains "Depends: hwloc" "libhwloc" "$depends"
+expect_contains "Depends: hwloc's PCI component (live discovery)" "libhwloc-plugins" "$depends"
 expect_contains "Depends: libfabric" "libfabric" "$depends"
 
 if command -v lintian >/dev/null 2>&1; then

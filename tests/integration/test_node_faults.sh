@@ -58,7 +58,7 @@ if ! grep -qs '^0x03' /sys/bus/pci/devices/*/class; then  # the control: this ma
 fi
 nsenter --mount --target "$node2_slurmd" mount -t tmpfs gpudirect-test-empty /sys/bus/pci
 run srun -w node2 -N1 -n1 --gpus-per-task=1 --gpu-direct=tcpxo true
-fails_with "/sys/bus/pci empty on node2" "on node2: --gpu-direct=tcpxo needs GPUs, but the topology (hwloc, which saw no PCI devices: /sys/bus/pci is empty or unreadable where slurmd runs; give it the host's /sys, or set topology=FILE in plugstack.conf) has none"
+fails_with "/sys/bus/pci empty on node2" "on node2: --gpu-direct=tcpxo needs GPUs, but the topology (hwloc, which saw no PCI devices: its PCI component is missing (Debian: install libhwloc-plugins) or /sys/bus/pci is empty or unreadable where slurmd runs; give it the host's /sys, or set topology=FILE in plugstack.conf) has none"
 run srun -w node2 -N1 -n1 --gpus-per-task=1 --gpu-direct=auto bash -c 'echo ${GPUDIRECT_MODE-unset}'
 expect_eq "/sys/bus/pci empty, auto: resolves to off, the step runs untouched" "unset" "$out"
 nsenter --mount --target "$node2_slurmd" mount -t tmpfs gpudirect-test-empty /sys
