@@ -6,6 +6,7 @@
 #include <hwloc.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -141,6 +142,21 @@ std::string export_xml(hwloc_topology_t raw) {
   return xml;
 }
 
+// What hwloc writes for a cpuset or nodeset: "0x" and 1..8 hex digits per 32-bit word, words
+// separated by commas, the first possibly "0xf...f" (an infinite set).
+bool is_hwloc_bitmap(std::string_view value) {
+  bool first = true;
+  for (const std::string_view word : split(value, ',')) {
+    const bool infinite = first && word == "0xf...f";
+    first = false;
+    if (infinite) continue;
+    if (word.size() < 3 || word.size() > 10 || !word.starts_with("0x")) return false;
+    for (const char c : word.substr(2))
+      if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
+  }
+  return !first;
+}
+
 // hwloc accepts a PCI object without pci_busid as 0000:00:00.0; catch such files before it does.
 void check_hwloc_objects(const std::string& path, const xmlNode* node) {
   for (; node; node = node->next) {
@@ -170,7 +186,20 @@ void check_hwloc_objects(const std::string& path, const xmlNode* node) {
       if (topology_xml::attribute(node, set).has_value() != topology_xml::attribute(node, (std::string("complete_") + set).c_str()).has_value())
         throw TopologyError(where + "a " + *type + " object has only one of " + set + " and complete_" + set +
                             "; save the file again with `lstopo --of xml`");
+    // hwloc 2.9 leaks the object when a set does not parse (found by fuzzing: "0x0000008>8").
+    for (const char* set : {"cpuset", "complete_cpuset", "allowed_cpuset", "nodeset", "complete_nodeset", "allowed_nodeset"})
+      if (const auto value = topology_xml::attribute(node, set); value && !is_hwloc_bitmap(*value))
+        throw TopologyError(where + "a " + *type + " object's " + set + " '" + quote_bounded(*value, 32) +
+                            "' is not an hwloc bitmap (0x1234abcd words separated by commas); save the file again with `lstopo --of xml`");
     const auto bridge_type = topology_xml::attribute(node, "bridge_type");
+    // hwloc 2.9 stores any "U-D" numbers in its bridge-type enums (found by fuzzing: 2-1 is no
+    // enumerator); its own files only have host (0) or PCI (1) upstream and PCI downstream.
+    if (bridge_type && *bridge_type != "0-1" && *bridge_type != "1-1")
+      throw TopologyError(where + "a " + *type + " object has bridge_type '" + quote_bounded(*bridge_type, 16) +
+                          "' (hwloc writes 0-1 or 1-1); save the file again with `lstopo --of xml`");
+    // hwloc 2.9 leaks a bridge without its downstream bus range (found by fuzzing); it writes one for every bridge.
+    if (*type == "Bridge" && !topology_xml::attribute(node, "bridge_pci"))
+      throw TopologyError(where + "a Bridge object has no bridge_pci attribute; save the file again with `lstopo --of xml`");
     const bool pci_object = *type == "PCIDev" || (*type == "Bridge" && bridge_type && !bridge_type->starts_with("0-"));
     if (pci_object) {
       const auto busid = topology_xml::attribute(node, "pci_busid");

@@ -199,6 +199,46 @@ TEST_CASE("a PU or NUMA node without a small os_index is refused before hwloc si
   }
 }
 
+TEST_CASE("a bridge type hwloc never writes is refused before hwloc stores it in its enum", "[topology]") {
+  // Found by fuzzing (tests/fuzz/regressions/hwloc_xml/crash-747d9ebb...): bridge_type="2-1" became
+  // an upstream type no enumerator has, which UBSan reports where the bridge chain is read.
+  std::ifstream in(fixture("a3-highgpu-8g.xml"));
+  const std::string good{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const std::string pci_bridge = "bridge_type=\"1-1\"";
+  REQUIRE(good.find(pci_bridge) != std::string::npos);
+  CHECK(load_hwloc_xml(TempFile("bridges.xml", good).path()).gpus.size() == 8);
+  {  // Found by fuzzing (leak-8e93cc72...): hwloc 2.9 leaks a bridge without its bus range.
+    std::string bad = good;
+    const std::size_t at = bad.find(" bridge_pci=\"", bad.find(pci_bridge));
+    REQUIRE(at != std::string::npos);
+    bad.replace(at + 1, 10, "cache_line");
+    const TempFile file("bridge-range.xml", bad);
+    CHECK_THROWS_WITH(load_hwloc_xml(file.path()), Catch::Contains("a Bridge object has no bridge_pci attribute"));
+  }
+  for (const std::string replacement : {"bridge_type=\"2-1\"", "bridge_type=\"1-0\"", "bridge_type=\"1-1x\""}) {
+    std::string bad = good;
+    bad.replace(bad.find(pci_bridge), pci_bridge.size(), replacement);
+    const TempFile file("bridge-type.xml", bad);
+    CHECK_THROWS_WITH(load_hwloc_xml(file.path()), Catch::Contains(file.path() + ": line ") && Catch::Contains("(hwloc writes 0-1 or 1-1)"));
+  }
+}
+
+TEST_CASE("a cpuset or nodeset that is no hwloc bitmap is refused before hwloc leaks its object", "[topology]") {
+  // Found by fuzzing (tests/fuzz/regressions/hwloc_xml/leak-ea64702a...): complete_cpuset="0x0000008>8".
+  std::ifstream in(fixture("workstation-rtx.xml"));
+  const std::string good{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const std::string pu = "<object type=\"PU\" os_index=\"13\"";
+  REQUIRE(good.find(pu) != std::string::npos);
+  for (const std::string set : {"cpuset=\"0x0000008>8\"", "cpuset=\"\"", "cpuset=\"0x\"", "cpuset=\"0x1,,0x2\"",
+                                "cpuset=\"0x123456789\"", "cpuset=\"0x1,0xf...f\""}) {
+    std::string bad = good;
+    const std::size_t at = bad.find(" cpuset=\"", bad.find(pu)) + 1;  // the PU's own cpuset
+    bad.replace(at, bad.find('"', at + 8) + 1 - at, set);
+    const TempFile file("bitmap.xml", bad);
+    CHECK_THROWS_WITH(load_hwloc_xml(file.path()), Catch::Contains(file.path() + ": line ") && Catch::Contains("is not an hwloc bitmap"));
+  }
+}
+
 TEST_CASE("the sniffer reads the root element, not text that looks like one", "[topology]") {
   const TempFile commented("commented.xml",
                            "<?xml version=\"1.0\"?>\n<!-- an hwloc file would start with <topology> -->\n"
