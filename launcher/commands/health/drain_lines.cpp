@@ -3,13 +3,14 @@
 #include <cstdio>
 
 namespace gpudirect::launcher::health {
-namespace {
 
-std::string number(double value) {
+std::string short_number(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.3g", value);
   return text;
 }
+
+namespace {
 
 // Slurm stores the reason as given; a quote or a control byte would break the printed line.
 std::string clean(std::string text) {
@@ -27,8 +28,8 @@ std::string drain_reason(const SweepRun& run, const std::string& node, double th
   const std::string with = peer.empty() ? "" : " with " + peer;
   std::string what;
   switch (run.outcome) {
-    case Outcome::measured: what = "all_gather " + number(run.busbw) + " GB/s" + with + ", threshold " + number(threshold); break;
-    case Outcome::timed_out: what = "all_gather timed out after " + number(run.seconds) + " s" + with; break;
+    case Outcome::measured: what = "all_gather " + short_number(run.busbw) + " GB/s" + with + ", threshold " + short_number(threshold); break;
+    case Outcome::timed_out: what = "all_gather timed out after " + short_number(run.seconds) + " s" + with; break;
     case Outcome::failed: what = "all_gather failed" + with + (run.detail.empty() ? "" : " (" + run.detail + ")"); break;
     case Outcome::not_started: what = "all_gather did not start" + with; break;
   }

@@ -8,14 +8,8 @@
 namespace gpudirect::launcher::health {
 namespace {
 
-std::string number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3g", value);
-  return text;
-}
-
 std::string run_value(const SweepRun& run) {
-  return run.outcome == Outcome::measured ? number(run.busbw) + " GB/s" : std::string(to_string(run.outcome));
+  return run.outcome == Outcome::measured ? short_number(run.busbw) + " GB/s" : std::string(to_string(run.outcome));
 }
 
 std::string join(const std::vector<std::string>& items) {
@@ -41,7 +35,7 @@ std::string report_table(const SweepResult& result) {
   for (const NodeVerdict& n : result.nodes) width = std::max(width, n.node.size());
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line, "# gpudirect health: all_gather bus bandwidth threshold %s GB/s (%s)\n", number(result.threshold.gbps).c_str(),
+  std::snprintf(line, sizeof line, "# gpudirect health: all_gather bus bandwidth threshold %s GB/s (%s)\n", short_number(result.threshold.gbps).c_str(),
                 result.threshold.source.c_str());
   out += line;
   std::snprintf(line, sizeof line, "%-*s  %5s  %-8s  %s\n", static_cast<int>(width), "node", "pairs", "verdict", "busbw per pair");
