@@ -12,7 +12,11 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -27,6 +31,23 @@ namespace gpudirect::comm {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// libfabric's shm provider names its region /dev/shm/PID:N:M and does not remove it when the
+// process is killed; a later process that gets the same pid then fails fi_enable with EBUSY. A
+// region named after our own pid belongs to no live process of this pid namespace: remove it.
+void remove_stale_shm_regions_of_this_pid() {
+  const std::string prefix = std::to_string(::getpid()) + ":";
+  DIR* dir = ::opendir("/dev/shm");
+  if (!dir) return;
+  while (const dirent* entry = ::readdir(dir)) {
+    struct stat info {};
+    if (std::strncmp(entry->d_name, prefix.c_str(), prefix.size()) != 0) continue;
+    if (::fstatat(::dirfd(dir), entry->d_name, &info, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(info.st_mode) &&
+        info.st_uid == ::geteuid())
+      ::unlinkat(::dirfd(dir), entry->d_name, 0);
+  }
+  ::closedir(dir);
+}
 
 std::string fi_error(const std::string& what, long rc) {
   return what + " failed: " + fi_strerror(static_cast<int>(-rc)) + " (" + std::to_string(rc) + ")";
@@ -100,6 +121,7 @@ class FabricTransport final : public Transport {
     fi_av_attr av_attr{};
     av_attr.type = FI_AV_TABLE;
     check(fi_av_open(domain_, &av_attr, &av_, nullptr), "fi_av_open");
+    if (provider == "shm") remove_stale_shm_regions_of_this_pid();
     check(fi_endpoint(domain_, info_, &ep_, nullptr), "fi_endpoint");
     check(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)");
     check(fi_ep_bind(ep_, &av_->fid, 0), "fi_ep_bind(av)");
