@@ -21,12 +21,6 @@ int env_int(const std::map<std::string, std::string>& env, const std::string& na
   return try_parse_integer<int>(it->second, 0, 1 << 20).value_or(fallback);
 }
 
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ",") + item;
-  return out;
-}
-
 bool is_efa(const std::string& rdma) { return rdma.starts_with("rdmap") || rdma.starts_with("efa"); }
 
 // Tasks on this node: Slurm's own count when the plugin passes it, else SLURM_STEP_TASKS_PER_NODE.

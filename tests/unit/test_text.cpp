@@ -61,3 +61,11 @@ TEST_CASE("decimal numbers are strict too", "[text]") {
   CHECK(prefix->second == "K");
   CHECK_FALSE(parse_number_prefix("K64"));
 }
+
+TEST_CASE("join puts the separator between every two items, empty ones included", "[text]") {
+  CHECK(gpudirect::join({}) == "");
+  CHECK(gpudirect::join({"a"}) == "a");
+  CHECK(gpudirect::join({"a", "b", "c"}) == "a,b,c");
+  CHECK(gpudirect::join({"", "b"}) == ",b");
+  CHECK(gpudirect::join({"node1", "node2"}, ", ") == "node1, node2");
+}

@@ -12,6 +12,9 @@
 
 namespace gpudirect {
 
+// The items with `separator` between each two: join({"a", "b"}) is "a,b"; join({}) is "".
+std::string join(const std::vector<std::string>& items, std::string_view separator = ",");
+
 // Without leading and trailing blanks (space, tab, CR, LF).
 std::string_view trim(std::string_view text);
 

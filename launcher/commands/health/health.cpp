@@ -66,12 +66,6 @@ std::string number(double value) {
   return text;
 }
 
-std::string join(const std::vector<std::string>& items, const char* separator) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
-  return out;
-}
-
 std::optional<std::string> read_text(const std::string& path) {
   std::ifstream file(path);
   if (!file) return std::nullopt;

@@ -10,12 +10,6 @@
 namespace gpudirect::launcher::health {
 namespace {
 
-std::string join(const std::vector<std::string>& items, const char* separator) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
-  return out;
-}
-
 std::string number(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%g", value);

@@ -1,5 +1,6 @@
 #include "health/sweep_report.hpp"
 
+#include "gpudirect/text.hpp"
 #include "health/drain_lines.hpp"
 
 #include <algorithm>
@@ -10,12 +11,6 @@ namespace {
 
 std::string run_value(const SweepRun& run) {
   return run.outcome == Outcome::measured ? short_number(run.busbw) + " GB/s" : std::string(to_string(run.outcome));
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ",") + item;
-  return out;
 }
 
 }  // namespace
