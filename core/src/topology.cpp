@@ -70,7 +70,7 @@ Topology load_hwloc_xml(const std::string& path) {
   const auto doc = topology_xml::parse(path, bytes);
   if (!topology_xml::is_element(xmlDocGetRootElement(doc.get()), "topology"))
     throw TopologyError(path + ": not hwloc XML (the root element is not <topology>)");
-  return topology_xml::read_hwloc(path, bytes, *doc);
+  return topology_xml::read_hwloc(path, *doc);
 }
 
 Topology load_nccl_topology_xml(const std::string& path) {
@@ -87,7 +87,7 @@ Topology load_topology_file(const std::string& path, std::string* hwloc_export) 
   const std::string bytes = topology_xml::read_file(path);
   const auto doc = topology_xml::parse(path, bytes);
   const xmlNode* root = xmlDocGetRootElement(doc.get());
-  if (topology_xml::is_element(root, "topology")) return topology_xml::read_hwloc(path, bytes, *doc, hwloc_export);
+  if (topology_xml::is_element(root, "topology")) return topology_xml::read_hwloc(path, *doc, hwloc_export);
   if (hwloc_export) hwloc_export->clear();
   if (topology_xml::is_element(root, "system")) {
     Topology topology = topology_xml::read_nccl(path, *doc);

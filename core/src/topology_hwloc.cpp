@@ -6,7 +6,6 @@
 #include <hwloc.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -129,9 +128,6 @@ HwlocTopology new_topology(const std::string& what) {
   return topology;
 }
 
-// The largest PU or NUMA node index a file may give (hwloc sizes its bitmaps by the largest index).
-constexpr unsigned kMaxOsIndex = 1u << 20;
-
 // hwloc's own XML for what it loaded, for the topology cache; empty if it cannot export.
 std::string export_xml(hwloc_topology_t raw) {
   char* buffer = nullptr;
@@ -140,90 +136,6 @@ std::string export_xml(hwloc_topology_t raw) {
   std::string xml(buffer, length > 0 ? static_cast<std::size_t>(length - 1) : 0);  // length counts the NUL
   hwloc_free_xmlbuffer(raw, buffer);
   return xml;
-}
-
-// What hwloc writes for a cpuset or nodeset: "0x" and 1..8 hex digits per 32-bit word, words
-// separated by commas, the first possibly "0xf...f" (an infinite set).
-bool is_hwloc_bitmap(std::string_view value) {
-  bool first = true;
-  for (const std::string_view word : split(value, ',')) {
-    const bool infinite = first && word == "0xf...f";
-    first = false;
-    if (infinite) continue;
-    if (word.size() < 3 || word.size() > 10 || !word.starts_with("0x")) return false;
-    for (const char c : word.substr(2))
-      if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
-  }
-  return !first;
-}
-
-// hwloc accepts a PCI object without pci_busid as 0000:00:00.0; catch such files before it does.
-void check_hwloc_objects(const std::string& path, const xmlNode* node) {
-  for (; node; node = node->next) {
-    // hwloc 2.9 leaks the object it was building when an <object> holds an element it does not
-    // know (found by fuzzing); these are all it reads there.
-    if (node->type == XML_ELEMENT_NODE && node->parent && topology_xml::is_element(node->parent, "object") &&
-        !topology_xml::is_element(node, "object")) {
-      const std::string name = reinterpret_cast<const char*>(node->name);
-      if (name != "page_type" && name != "info" && name != "userdata" && name != "distances")
-        throw TopologyError(path + ": line " + std::to_string(xmlGetLineNo(node)) + ": unknown element <" +
-                            quote_bounded(name) + "> in an <object>; save the file again with `lstopo --of xml`");
-    }
-    // The same leak for text inside an <object> ("+<object ...>"): hwloc's files have only blanks there.
-    if ((node->type == XML_TEXT_NODE || node->type == XML_CDATA_SECTION_NODE) && node->parent &&
-        topology_xml::is_element(node->parent, "object") && node->content &&
-        !trim(reinterpret_cast<const char*>(node->content)).empty())
-      throw TopologyError(path + ": line " + std::to_string(xmlGetLineNo(node)) + ": text '" +
-                          quote_bounded(reinterpret_cast<const char*>(node->content), 32) +
-                          "' inside an <object>; save the file again with `lstopo --of xml`");
-    if (!topology_xml::is_element(node, "object")) continue;
-    const auto type = topology_xml::attribute(node, "type");
-    const std::string where = path + ": line " + std::to_string(xmlGetLineNo(node)) + ": ";
-    if (!type) throw TopologyError(where + "an <object> has no type attribute");
-    // hwloc 2.9 dereferences a missing complete_* set when its partner is there (found by fuzzing:
-    // tests/fuzz/regressions/hwloc_xml/); lstopo always writes both.
-    for (const char* set : {"cpuset", "nodeset"})
-      if (topology_xml::attribute(node, set).has_value() != topology_xml::attribute(node, (std::string("complete_") + set).c_str()).has_value())
-        throw TopologyError(where + "a " + *type + " object has only one of " + set + " and complete_" + set +
-                            "; save the file again with `lstopo --of xml`");
-    // hwloc 2.9 leaks the object when a set does not parse (found by fuzzing: "0x0000008>8").
-    for (const char* set : {"cpuset", "complete_cpuset", "allowed_cpuset", "nodeset", "complete_nodeset", "allowed_nodeset"})
-      if (const auto value = topology_xml::attribute(node, set); value && !is_hwloc_bitmap(*value))
-        throw TopologyError(where + "a " + *type + " object's " + set + " '" + quote_bounded(*value, 32) +
-                            "' is not an hwloc bitmap (0x1234abcd words separated by commas); save the file again with `lstopo --of xml`");
-    const auto bridge_type = topology_xml::attribute(node, "bridge_type");
-    // hwloc 2.9 stores any "U-D" numbers in its bridge-type enums (found by fuzzing: 2-1 is no
-    // enumerator); its own files only have host (0) or PCI (1) upstream and PCI downstream.
-    if (bridge_type && *bridge_type != "0-1" && *bridge_type != "1-1")
-      throw TopologyError(where + "a " + *type + " object has bridge_type '" + quote_bounded(*bridge_type, 16) +
-                          "' (hwloc writes 0-1 or 1-1); save the file again with `lstopo --of xml`");
-    // hwloc 2.9 leaks a bridge without its downstream bus range (found by fuzzing); it writes one for every bridge.
-    if (*type == "Bridge" && !topology_xml::attribute(node, "bridge_pci"))
-      throw TopologyError(where + "a Bridge object has no bridge_pci attribute; save the file again with `lstopo --of xml`");
-    const bool pci_object = *type == "PCIDev" || (*type == "Bridge" && bridge_type && !bridge_type->starts_with("0-"));
-    if (pci_object) {
-      const auto busid = topology_xml::attribute(node, "pci_busid");
-      if (!busid) throw TopologyError(where + "a " + *type + " object has no pci_busid attribute");
-      try {
-        (void)PciAddress::parse(*busid);
-      } catch (const std::invalid_argument& e) {
-        throw TopologyError(where + e.what());
-      }
-      if (!topology_xml::attribute(node, "pci_type"))
-        throw TopologyError(where + "PCI object " + *busid + " has no pci_type attribute");
-    }
-    // A PU or NUMA node without os_index is index 2^32-1 to hwloc 2.9, which then sizes a bitmap
-    // for it: half a GiB and seconds per load (found by fuzzing). lstopo writes small indices.
-    if (*type == "PU" || *type == "NUMANode") {
-      const auto index = topology_xml::attribute(node, "os_index");
-      if (!index || !try_parse_integer<unsigned>(*index, 0, kMaxOsIndex))
-        throw TopologyError(where + "a " + *type + " object needs an os_index from 0 to " + std::to_string(kMaxOsIndex) +
-                            (index ? ", not '" + quote_bounded(*index, 32) + "'" : "") + "; save the file again with `lstopo --of xml`");
-    }
-    if (*type == "OSDev" && !topology_xml::attribute(node, "name"))
-      throw TopologyError(where + "an OSDev object has no name attribute");
-    check_hwloc_objects(path, node->children);
-  }
 }
 
 // hwloc loads its plugins (hwloc_pci with libpciaccess, opencl, gl) with the first topology and
@@ -263,12 +175,12 @@ void keep_hwloc_plugins_loaded() {
 
 namespace topology_xml {
 
-Topology read_hwloc(const std::string& path, const std::string& bytes, const xmlDoc& doc, std::string* hwloc_export) {
-  check_hwloc_objects(path, xmlDocGetRootElement(&doc)->children);
+Topology read_hwloc(const std::string& path, const xmlDoc& doc, std::string* hwloc_export) {
+  const std::string xml = canonical_hwloc_xml(path, doc);
   keep_hwloc_plugins_loaded();
   HwlocTopology topology = new_topology(path);
   // hwloc wants the length including the terminating NUL, which std::string guarantees.
-  if (hwloc_topology_set_xmlbuffer(topology.get(), bytes.c_str(), static_cast<int>(bytes.size() + 1)) != 0)
+  if (hwloc_topology_set_xmlbuffer(topology.get(), xml.c_str(), static_cast<int>(xml.size() + 1)) != 0)
     throw TopologyError(path + ": hwloc cannot read XML (its XML support is missing?)");
   if (hwloc_topology_load(topology.get()) != 0)
     throw TopologyError(path + ": hwloc rejected this XML topology; check it with `lstopo --input " + path + "`");

@@ -26,10 +26,14 @@ Document parse(const std::string& path, const std::string& bytes);
 bool is_element(const xmlNode* node, const char* name);
 std::optional<std::string> attribute(const xmlNode* node, const char* name);
 
+// The hwloc XML document as hwloc is given it: checked, and written again in the one form hwloc's
+// minimalistic parser reads as libxml2 did (hwloc_xml_canonical.cpp says why). TopologyError naming
+// the file and line for what hwloc would mishandle.
+std::string canonical_hwloc_xml(const std::string& path, const xmlDoc& doc);
+
 // The readers behind load_hwloc_xml / load_nccl_topology_xml, given the parsed file.
 // hwloc_export: when not null, receives hwloc's XML export of what it loaded (for the cache).
-Topology read_hwloc(const std::string& path, const std::string& bytes, const xmlDoc& doc,
-                    std::string* hwloc_export = nullptr);
+Topology read_hwloc(const std::string& path, const xmlDoc& doc, std::string* hwloc_export = nullptr);
 Topology read_nccl(const std::string& path, const xmlDoc& doc);
 
 }  // namespace gpudirect::topology_xml

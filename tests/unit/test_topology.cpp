@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 
 using namespace gpudirect;
 
@@ -314,4 +315,67 @@ TEST_CASE("hwloc XML captured on a real one-H100 VM", "[topology]") {
   REQUIRE(t.nics.size() == 1);
   CHECK(t.nics[0].interface_name == "eth0");
   CHECK(t.all_cpus.to_list() == "0-15");
+}
+
+namespace {
+
+std::string fixture_text(const std::string& name) {
+  std::ifstream in(fixture(name));
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void replace_all(std::string& text, const std::string& from, const std::string& to) {
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("hwloc is given what libxml2 read: quoting, comments and element order do not change the topology", "[topology]") {
+  // Found by fuzzing (tests/fuzz/regressions/hwloc_xml/leak-97a09149...): a file libxml2 reads but
+  // hwloc's own parser does not made hwloc 2.9 leak the object it was reading. hwloc now reads our
+  // writing of libxml2's parse, so both see one document.
+  const std::string good = fixture_text("xeon-snc4-ib.xml");
+  const Topology expected = load_hwloc_xml(fixture("xeon-snc4-ib.xml"));
+  REQUIRE(expected.gpus.size() > 0);
+  REQUIRE(!expected.numa_distances.empty());
+  const std::size_t body = good.find("<topology");
+  REQUIRE(body != std::string::npos);
+  std::string odd = good.substr(body);  // no XML declaration or DOCTYPE: hwloc's parser needs them, libxml2 not
+  replace_all(odd, "=\"", "='");
+  replace_all(odd, "\" ", "' ");
+  replace_all(odd, "\">", "'>");
+  replace_all(odd, "\"/>", "'/>");
+  replace_all(odd, "<object ", "<!-- a comment with <object> in it --><object\n  ");
+  replace_all(odd, "<indexes length='16'>", "<indexes length='99'> 00");  // hwloc reads 00 as octal and checks lengths
+  REQUIRE(odd != good);
+  const TempFile file("odd-but-valid.xml", odd);
+  const Topology t = load_hwloc_xml(file.path());
+  CHECK(addresses(t.gpus) == addresses(expected.gpus));
+  CHECK(addresses(t.nics) == addresses(expected.nics));
+  CHECK(t.numa_distances == expected.numa_distances);
+  CHECK(t.all_cpus == expected.all_cpus);
+  for (std::size_t i = 0; i < t.nics.size(); ++i) {
+    CHECK(t.nics[i].interface_name == expected.nics[i].interface_name);
+    CHECK(t.nics[i].rdma_device == expected.nics[i].rdma_device);
+    CHECK(t.nics[i].local_cpus == expected.nics[i].local_cpus);
+  }
+}
+
+TEST_CASE("hwloc XML that hwloc would misread is refused with the line", "[topology]") {
+  const std::string good = fixture_text("xeon-snc4-ib.xml");
+  const std::string matrix = "<u64values length=\"192\">10 12";
+  REQUIRE(good.find(matrix) != std::string::npos);
+  for (const auto& [from, to, why] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {matrix, "<u64values length=\"192\">10 x12", "not decimal numbers"},
+           {matrix, "<u64values length=\"192\">12", "has 8 indexes and 63 values, expected 8 and 64"},
+           {"nbobjs=\"8\"", "nbobjs=\"100000\"", "needs nbobjs from 1 to 1024"},
+           {"<topology version=\"2.0\">", "<topology version=\"3.0\">", "is not one hwloc 2 reads"},
+           {"</topology>", "<object type=\"Machine\"/></topology>", "a second top-level <object>"}}) {
+    std::string bad = good;
+    REQUIRE(bad.find(from) != std::string::npos);
+    bad.replace(bad.find(from), from.size(), to);
+    const TempFile file("misread.xml", bad);
+    CHECK_THROWS_WITH(load_hwloc_xml(file.path()), Catch::Contains(file.path()) && Catch::Contains(why));
+  }
 }
