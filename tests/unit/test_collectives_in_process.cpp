@@ -306,3 +306,48 @@ TEST_CASE("a communicator is created, used, destroyed and created again in one p
     for (const auto& f : failures) FAIL_CHECK(f);
   }
 }
+
+TEST_CASE("small calls run in the caller's thread only when nothing is queued: issue order is kept", "[collectives][in-process]") {
+  // A large call goes to the worker; the small ones right after it must queue behind it (running
+  // them at once would reorder the collectives on this rank and mix up the data).
+  constexpr int n = 3;
+  const auto failures = on_threads(n, [&](int r, std::unique_ptr<Transport>& transport) {
+    auto comm = make_host_communicator(std::move(transport), "threads");
+    std::vector<std::string> wrong;
+    std::vector<std::int64_t> large(1 << 17, r);  // 1 MiB: runs on the worker
+    std::vector<std::vector<std::int64_t>> small(8);
+    std::vector<std::unique_ptr<Request>> requests;
+    requests.push_back(comm->all_reduce(large.data(), large.data(), large.size(), DataType::int64, ReduceOp::sum));
+    for (std::size_t i = 0; i < small.size(); ++i) {
+      small[i].assign(16, static_cast<std::int64_t>(i) * 100 + r);
+      requests.push_back(comm->all_reduce(small[i].data(), small[i].data(), small[i].size(), DataType::int64, ReduceOp::sum));
+    }
+    for (auto& request : requests) request->wait();
+    if (large.front() != n * (n - 1) / 2 || large.back() != n * (n - 1) / 2) wrong.push_back("large all_reduce wrong");
+    for (std::size_t i = 0; i < small.size(); ++i)
+      if (small[i].front() != static_cast<std::int64_t>(i) * 100 * n + n * (n - 1) / 2)
+        wrong.push_back("rank " + std::to_string(r) + ": small all_reduce " + std::to_string(i) + " gave " + std::to_string(small[i].front()));
+    // And a small call on an idle communicator completes before it returns.
+    std::int64_t one = r;
+    auto request = comm->all_reduce(&one, &one, 1, DataType::int64, ReduceOp::max);
+    if (!request->test()) wrong.push_back("an inline call was not complete when it returned");
+    request->wait();
+    if (one != n - 1) wrong.push_back("max gave " + std::to_string(one));
+    return wrong;
+  });
+  CHECK(failures.empty());
+  for (const auto& f : failures) FAIL_CHECK(f);
+}
+
+TEST_CASE("a small call that fails in the caller's thread fails every later call with its error", "[collectives][in-process]") {
+  auto transports = make_thread_transports(2, std::chrono::milliseconds(50));
+  auto comm = make_host_communicator(std::move(transports[0]), "threads");  // rank 1 never takes part
+  std::int64_t value = 1;
+  auto first = comm->all_reduce(&value, &value, 1, DataType::int64, ReduceOp::sum);
+  CHECK(first->test());
+  CHECK_THROWS_WITH(first->wait(), Catch::Contains("during all_reduce of 8 bytes (int64 sum)"));
+  CHECK_THROWS_WITH(comm->all_gather(&value, &value, 1, DataType::int64), Catch::Contains("during all_reduce of 8 bytes"));
+  std::vector<std::int64_t> large(1 << 17, 1);
+  CHECK_THROWS_WITH(comm->all_reduce(large.data(), large.data(), large.size(), DataType::int64, ReduceOp::sum),
+                    Catch::Contains("during all_reduce of 8 bytes"));
+}

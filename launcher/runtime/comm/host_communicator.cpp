@@ -27,6 +27,40 @@ class FutureRequest final : public Request {
   std::future<void> future_;
 };
 
+// A call that ran in the caller's thread: complete when returned.
+class CompletedRequest final : public Request {
+ public:
+  explicit CompletedRequest(std::exception_ptr failed) : failed_(std::move(failed)) {}
+  bool test() override { return true; }
+  void wait() override {
+    if (failed_) std::rethrow_exception(failed_);
+  }
+
+ private:
+  std::exception_ptr failed_;
+};
+
+// What a call is, for failure messages: "all_reduce of 67108864 bytes (float sum)". Kept as parts
+// and written out only when a call fails (no string per call).
+struct CallDescription {
+  const char* collective = "";
+  std::size_t count = 0;
+  DataType type = DataType::float32;
+  const char* op = nullptr;
+
+  std::size_t bytes() const { return count * size_of(type); }
+  std::string text() const {
+    if (!*collective) return "";
+    return std::string(collective) + " of " + std::to_string(bytes()) + " bytes (" + name_of(type) +
+           (op ? std::string(" ") + op : std::string()) + ")";
+  }
+};
+
+// A call of at most this many bytes runs in the caller's thread when nothing is queued or running:
+// handing it to the worker and back costs two thread wake-ups (about 10 us on a VM), as long as the
+// call itself; a larger call (a gradient bucket) still runs in the background so it overlaps.
+constexpr std::size_t kInlineCallBytes = 256 * 1024;
+
 class HostCommunicator final : public Communicator {
  public:
   HostCommunicator(std::unique_ptr<Transport> transport, std::string description)
@@ -50,27 +84,27 @@ class HostCommunicator final : public Communicator {
   std::string device_description() const override { return "host memory [" + description_ + "]"; }
 
   std::unique_ptr<Request> all_reduce(const void* s, void* r, std::size_t c, DataType t, ReduceOp op) override {
-    return submit(describe("all_reduce", c, t, name_of(op)), [=, this] { collectives_.all_reduce(s, r, c, t, op); });
+    return submit({"all_reduce", c, t, name_of(op)}, [=, this] { collectives_.all_reduce(s, r, c, t, op); });
   }
   std::unique_ptr<Request> all_gather(const void* s, void* r, std::size_t c, DataType t) override {
-    return submit(describe("all_gather", c, t, nullptr), [=, this] { collectives_.all_gather(s, r, c, t); });
+    return submit({"all_gather", c * static_cast<std::size_t>(size()), t, nullptr}, [=, this] { collectives_.all_gather(s, r, c, t); });
   }
   std::unique_ptr<Request> reduce_scatter(const void* s, void* r, std::size_t c, DataType t, ReduceOp op) override {
-    return submit(describe("reduce_scatter", c, t, name_of(op)), [=, this] { collectives_.reduce_scatter(s, r, c, t, op); });
+    return submit({"reduce_scatter", c * static_cast<std::size_t>(size()), t, name_of(op)}, [=, this] { collectives_.reduce_scatter(s, r, c, t, op); });
   }
   std::unique_ptr<Request> broadcast(const void* s, void* r, std::size_t c, DataType t, int root) override {
     check_root(root);
-    return submit(describe("broadcast", c, t, nullptr), [=, this] { collectives_.broadcast(s, r, c, t, root); });
+    return submit({"broadcast", c, t, nullptr}, [=, this] { collectives_.broadcast(s, r, c, t, root); });
   }
   std::unique_ptr<Request> reduce(const void* s, void* r, std::size_t c, DataType t, ReduceOp op, int root) override {
     check_root(root);
-    return submit(describe("reduce", c, t, name_of(op)), [=, this] { collectives_.reduce(s, r, c, t, op, root); });
+    return submit({"reduce", c, t, name_of(op)}, [=, this] { collectives_.reduce(s, r, c, t, op, root); });
   }
   std::unique_ptr<Request> alltoall(const void* s, void* r, std::size_t c, DataType t) override {
-    return submit(describe("alltoall", c, t, nullptr), [=, this] { collectives_.alltoall(s, r, c, t); });
+    return submit({"alltoall", c * static_cast<std::size_t>(size()), t, nullptr}, [=, this] { collectives_.alltoall(s, r, c, t); });
   }
   std::unique_ptr<Request> sendrecv(const void* s, void* r, std::size_t c, DataType t) override {
-    return submit(describe("sendrecv", c, t, nullptr), [=, this] { collectives_.sendrecv(s, r, c, t); });
+    return submit({"sendrecv", c, t, nullptr}, [=, this] { collectives_.sendrecv(s, r, c, t); });
   }
 
   void* allocate(std::size_t bytes) override {
@@ -90,8 +124,8 @@ class HostCommunicator final : public Communicator {
   }
   void copy_to_device(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
   void copy_to_host(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
-  void synchronize() override { submit("", [] {})->wait(); }
-  void barrier() override { submit("barrier", [this] { collectives_.barrier(); })->wait(); }
+  void synchronize() override { submit({}, [] {})->wait(); }
+  void barrier() override { submit({"barrier"}, [this] { collectives_.barrier(); })->wait(); }
 
  private:
   // GPUDIRECT_COMM_CHUNK_BYTES: the chunk the ring and the direct reads move at a time (to measure).
@@ -106,26 +140,35 @@ class HostCommunicator final : public Communicator {
     if (root < 0 || root >= size()) throw CommError("root " + std::to_string(root) + " is not a rank (0.." + std::to_string(size() - 1) + ")");
   }
 
-  // "all_reduce of 67108864 bytes (float sum)": what a failure message says this rank was doing.
-  static std::string describe(const char* collective, std::size_t count, DataType type, const char* op) {
-    return std::string(collective) + " of " + std::to_string(count * size_of(type)) + " bytes (" + name_of(type) +
-           (op ? std::string(" ") + op : std::string()) + ")";
-  }
-
   // Failures name the call, so the one-line report says what the ranks were doing.
   struct Task {
-    std::string what;
+    CallDescription what;
     std::function<void()> work;
     std::promise<void> done;
   };
 
-  std::unique_ptr<Request> submit(std::string what, std::function<void()> work) {
-    Task task{std::move(what), std::move(work), {}};
+  template <typename Work>
+  std::unique_ptr<Request> submit(const CallDescription& what, Work&& work) {
+    {
+      std::unique_lock lock(mutex_);
+      // A failed communicator refuses new work at once: a caller queueing many calls learns now.
+      if (failed_) std::rethrow_exception(failed_);
+      if (queue_.empty() && !busy_ && what.bytes() <= kInlineCallBytes) {
+        busy_ = true;  // the worker leaves the transport alone until we are done
+        lock.unlock();
+        std::exception_ptr failed;
+        run_one(what, work, failed);
+        lock.lock();
+        busy_ = false;
+        if (failed) failed_ = failed;
+        if (!queue_.empty()) wake_.notify_one();  // queued meanwhile by another thread
+        return std::make_unique<CompletedRequest>(failed);
+      }
+    }
+    Task task{what, std::forward<Work>(work), {}};
     auto future = task.done.get_future();
     {
       std::lock_guard lock(mutex_);
-      // A failed communicator refuses new work at once: a caller queueing many calls learns now.
-      if (failed_) std::rethrow_exception(failed_);
       queue_.push_back(std::move(task));
     }
     wake_.notify_one();
@@ -138,37 +181,41 @@ class HostCommunicator final : public Communicator {
       Task task;
       {
         std::unique_lock lock(mutex_);
-        wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+        wake_.wait(lock, [this] { return stopping_ || (!queue_.empty() && !busy_); });
         if (queue_.empty()) return;
         task = std::move(queue_.front());
         queue_.pop_front();
+        busy_ = true;
+        if (!failed) failed = failed_;  // a call that ran in the caller's thread failed
       }
-      if (failed) {
-        task.done.set_exception(failed);
-        continue;
-      }
-      run_one(task, failed);
-      if (failed) {
+      if (!failed) run_one(task.what, task.work, failed);
+      {
+        // Idle again before the caller learns the call is complete, so its next small call runs
+        // in its own thread.
         std::lock_guard lock(mutex_);
-        failed_ = failed;
+        busy_ = false;
+        if (failed) failed_ = failed;
       }
+      if (failed) task.done.set_exception(failed);
+      else task.done.set_value();
     }
   }
 
   // Runs one call; a failure is named after the call and becomes `failed`.
-  static void run_one(Task& task, std::exception_ptr& failed) {
+  template <typename Work>
+  static void run_one(const CallDescription& what, Work& work, std::exception_ptr& failed) {
     try {
-      task.work();
-      task.done.set_value();
+      work();
       return;
     } catch (const CommTimeout& e) {
-      failed = std::make_exception_ptr(CommTimeout(std::string(e.what()) + (task.what.empty() ? "" : ", during " + task.what)));
+      const std::string call = what.text();
+      failed = std::make_exception_ptr(CommTimeout(std::string(e.what()) + (call.empty() ? "" : ", during " + call)));
     } catch (const CommError& e) {
-      failed = std::make_exception_ptr(CommError(std::string(e.what()) + (task.what.empty() ? "" : ", during " + task.what)));
+      const std::string call = what.text();
+      failed = std::make_exception_ptr(CommError(std::string(e.what()) + (call.empty() ? "" : ", during " + call)));
     } catch (...) {
       failed = std::current_exception();
     }
-    task.done.set_exception(failed);
   }
 
   std::unique_ptr<Transport> transport_;
@@ -180,6 +227,7 @@ class HostCommunicator final : public Communicator {
   std::exception_ptr failed_;
   std::map<void*, std::size_t> sizes_;
   bool stopping_ = false;
+  bool busy_ = false;  // a call is running (on the worker or in a caller's thread)
   std::thread worker_;
 };
 

@@ -1,5 +1,6 @@
 // Communicator on host memory: a Transport plus our collective algorithms, run in issue order on
-// one worker thread so calls return at once and complete in the background.
+// one worker thread so calls return at once and complete in the background; a small call made
+// while nothing else is queued or running runs at once in the caller's thread instead.
 #pragma once
 
 #include "bootstrap/launch_context.hpp"
