@@ -59,7 +59,13 @@ struct CallDescription {
 // A call of at most this many bytes runs in the caller's thread when nothing is queued or running:
 // handing it to the worker and back costs two thread wake-ups (about 10 us on a VM), as long as the
 // call itself; a larger call (a gradient bucket) still runs in the background so it overlaps.
+// GPUDIRECT_COMM_INLINE_BYTES changes it (0: every call on the worker), to measure.
 constexpr std::size_t kInlineCallBytes = 256 * 1024;
+
+std::size_t inline_call_bytes() {
+  const char* set = std::getenv("GPUDIRECT_COMM_INLINE_BYTES");
+  return set ? parse_integer<std::size_t>(set, "GPUDIRECT_COMM_INLINE_BYTES", 0, std::size_t(1) << 40) : kInlineCallBytes;
+}
 
 class HostCommunicator final : public Communicator {
  public:
@@ -153,7 +159,7 @@ class HostCommunicator final : public Communicator {
       std::unique_lock lock(mutex_);
       // A failed communicator refuses new work at once: a caller queueing many calls learns now.
       if (failed_) std::rethrow_exception(failed_);
-      if (queue_.empty() && !busy_ && what.bytes() <= kInlineCallBytes) {
+      if (queue_.empty() && !busy_ && inline_bytes_ > 0 && what.bytes() <= inline_bytes_) {
         busy_ = true;  // the worker leaves the transport alone until we are done
         lock.unlock();
         std::exception_ptr failed;
@@ -227,6 +233,7 @@ class HostCommunicator final : public Communicator {
   std::exception_ptr failed_;
   std::map<void*, std::size_t> sizes_;
   bool stopping_ = false;
+  const std::size_t inline_bytes_ = inline_call_bytes();
   bool busy_ = false;  // a call is running (on the worker or in a caller's thread)
   std::thread worker_;
 };
