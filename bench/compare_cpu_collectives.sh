@@ -185,7 +185,7 @@ EOF
 chmod +x "$agent"
 printf '%s slots=1\nnode-b slots=1\n' "$addr_a" >"$work/hostfile"
 mpi_across() {  # collective -> "bytes us"
-  in_a "${rt[@]}" mpirun --allow-run-as-root -np 2 --hostfile "$work/hostfile" --mca plm_rsh_agent "$agent" --mca btl tcp,self \
+  in_a "${rt[@]}" mpirun --allow-run-as-root -np 2 --bind-to none --hostfile "$work/hostfile" --mca plm_rsh_agent "$agent" --mca btl tcp,self \
     --mca btl_tcp_if_include 10.97.0.0/24 --mca oob_tcp_if_include 10.97.0.0/24 -x MALLOC_MMAP_MAX_=0 -x MALLOC_TRIM_THRESHOLD_=1000000000000 \
     "$peers/mpi_collectives" -c "$1" -b "$MIN" -e "$MAX" -n "$ITERS" -w 3 2>/dev/null || true
 }
