@@ -351,3 +351,31 @@ TEST_CASE("a small call that fails in the caller's thread fails every later call
   CHECK_THROWS_WITH(comm->all_reduce(large.data(), large.data(), large.size(), DataType::int64, ReduceOp::sum),
                     Catch::Contains("during all_reduce of 8 bytes"));
 }
+
+TEST_CASE("ring all_reduce whose blocks straddle a chunk boundary unevenly (a rank with one piece fewer)", "[collectives][in-process]") {
+  // 3 ranks, 16 floats per chunk, 19201 floats (past recursive doubling's limit): blocks of 6400,
+  // 6400 and 6401, so one rank's first step needs 400 pieces and its neighbours' 401. It used to
+  // fall a tag behind them and the ring hung.
+  CollectiveTuning tuning;
+  tuning.chunk_bytes = 64;
+  const auto floats = [](int n, std::size_t extra) { return static_cast<std::size_t>(n) * 6400 + extra; };
+  static_assert(3 * 6400 * sizeof(float) > kSmallAllReduceBytes);
+  for (int n = 3; n <= 6; ++n)
+    for (const std::size_t count : {floats(n, 1), floats(n, static_cast<std::size_t>(n) - 1)}) {
+      const auto failures = on_threads(n, [&](int r, std::unique_ptr<Transport>& transport) {
+        Collectives coll(*transport, tuning);
+        std::vector<float> values(count);
+        for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<float>(r + 1) * static_cast<float>(i % 7);
+        coll.all_reduce(values.data(), values.data(), count, DataType::float32, ReduceOp::sum);
+        std::vector<std::string> wrong;
+        const float ranks_sum = static_cast<float>(n * (n + 1) / 2);
+        for (std::size_t i = 0; i < count && wrong.empty(); ++i)
+          if (values[i] != ranks_sum * static_cast<float>(i % 7))
+            wrong.push_back("rank " + std::to_string(r) + " element " + std::to_string(i) + ": " + std::to_string(values[i]));
+        return wrong;
+      });
+      INFO(n << " ranks, " << count << " floats");
+      CHECK(failures.empty());
+      for (const auto& f : failures) FAIL_CHECK(f);
+    }
+}

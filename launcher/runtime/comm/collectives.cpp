@@ -27,7 +27,10 @@ char* Collectives::scratch(std::size_t bytes, int which) {
 
 // Reads `input` (the caller's send buffer, never written) and leaves block b reduced in `data`
 // where the ring put it; so no copy of the input first. Each step moves in chunks of
-// tuning_.chunk_bytes, so a received chunk is reduced while it is still in cache.
+// tuning_.chunk_bytes, so a received chunk is reduced while it is still in cache. Every rank walks
+// the same pieces (as many as the largest block needs) with the same tags, whatever its own
+// blocks' sizes: a rank whose blocks need one piece fewer must not fall a tag behind its
+// neighbours (blocks differ by one element; at a chunk boundary that was a hang).
 void Collectives::ring_reduce_scatter(const char* input, char* data, DataType type, ReduceOp op,
                                       const std::vector<std::size_t>& offsets, std::uint32_t& step) {
   const int n = t_.size(), r = t_.rank();
@@ -35,6 +38,7 @@ void Collectives::ring_reduce_scatter(const char* input, char* data, DataType ty
   const std::size_t chunk = std::max<std::size_t>(1, tuning_.chunk_bytes / element);
   std::size_t largest = 0;
   for (int b = 0; b < n; ++b) largest = std::max(largest, offsets[static_cast<std::size_t>(b) + 1] - offsets[static_cast<std::size_t>(b)]);
+  const std::size_t pieces = (largest + chunk - 1) / chunk;
   char* incoming = scratch(std::min(largest, chunk) * element, 1);
   // After step s rank r holds the sum of s+2 contributions of block r-s-2; the last step leaves block r.
   for (int s = 0; s < n - 1; ++s) {
@@ -43,13 +47,13 @@ void Collectives::ring_reduce_scatter(const char* input, char* data, DataType ty
     const char* source = (s == 0 ? input : data) + offsets[send_block] * element;  // step 0 sends our own input
     const std::size_t send_count = offsets[send_block + 1] - offsets[send_block];
     const std::size_t recv_count = offsets[recv_block + 1] - offsets[recv_block];
-    const std::size_t pieces = (std::max(send_count, recv_count) + chunk - 1) / chunk;
-    for (std::size_t p = 0; p < pieces; ++p) {
+    for (std::size_t p = 0; p < pieces; ++p, ++step) {
       const std::size_t first = p * chunk;
       const std::size_t sending = send_count > first ? std::min(chunk, send_count - first) : 0;
       const std::size_t receiving = recv_count > first ? std::min(chunk, recv_count - first) : 0;
+      if (!sending && !receiving) continue;
       t_.exchange(sending ? mod(r + 1, n) : -1, source + first * element, sending * element, receiving ? mod(r - 1, n) : -1, incoming,
-                  receiving * element, tag(step++));
+                  receiving * element, tag(step));
       const std::size_t at = (offsets[recv_block] + first) * element;
       if (receiving) reduce_pair(data + at, input + at, incoming, receiving, type, op);
     }
