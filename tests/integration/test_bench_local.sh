@@ -33,6 +33,26 @@ for np in 1 2 3 4 5 8; do
   done
 done
 
+# The large-message paths under each way shm may use CMA: measured (on a VM: messages through
+# shared memory on one endpoint, CMA reads on a second, so all_gather reads peers' blocks from
+# 4 MiB), CMA for everything (direct all_reduce/reduce_scatter reads too), and CMA off (no reads).
+# 786436 bytes at 3 ranks: blocks of unequal size at a chunk boundary (the ring once hung there).
+for cma in measured 0 1; do
+  for np in 2 3; do
+    for collective in all_reduce all_gather reduce_scatter; do
+      log=$work/large-$collective-$np-$cma.log
+      env_cma=()
+      [ "$cma" = measured ] || env_cma=(FI_SHM_DISABLE_CMA=$cma)
+      if timeout 300 env "${env_cma[@]}" "$LAUNCH" --np "$np" --timeout 60 bench "$collective" -b 786436 -e 16M -f 6 -o avg -n 2 -w 1 -c 1 \
+          >"$log" 2>&1; then
+        if parse_ok "$log"; then pass; else fail "$collective with $np ranks, CMA $cma: wrong results or malformed table" "$log"; fi
+      else
+        fail "$collective with $np ranks, CMA $cma, exited $?" "$log"
+      fi
+    done
+  done
+done
+
 # nccl-tests binary names, JSON output and the threshold's exit code.
 json=$work/out.json
 "$LAUNCH" --np 2 bench all_reduce_perf -b 64K -e 64K -n 3 -J "$json" >"$work/json.log" 2>&1 && python3 -c "
