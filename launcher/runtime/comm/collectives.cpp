@@ -27,11 +27,10 @@ char* Collectives::scratch(std::size_t bytes, int which) {
 
 // Reads `input` (the caller's send buffer, never written) and leaves block b reduced in `data`
 // where the ring put it; so no copy of the input first. Each step moves in chunks of
-// tuning_.chunk_bytes, so a received chunk is reduced while it is still in cache, and the next
-// chunk is already moving while this one is reduced (two receive buffers). Every rank walks the
-// same pieces (as many as the largest block needs) with the same tags, whatever its own blocks'
-// sizes: a rank whose blocks need one piece fewer must not fall a tag behind its neighbours (blocks
-// differ by one element; at a chunk boundary that was a hang).
+// tuning_.chunk_bytes, so a received chunk is reduced while it is still in cache. Every rank walks
+// the same pieces (as many as the largest block needs) with the same tags, whatever its own
+// blocks' sizes: a rank whose blocks need one piece fewer must not fall a tag behind its
+// neighbours (blocks differ by one element; at a chunk boundary that was a hang).
 void Collectives::ring_reduce_scatter(const char* input, char* data, DataType type, ReduceOp op,
                                       const std::vector<std::size_t>& offsets, std::uint32_t& step, bool forward_final) {
   const int n = t_.size(), r = t_.rank();
@@ -40,49 +39,38 @@ void Collectives::ring_reduce_scatter(const char* input, char* data, DataType ty
   std::size_t largest = 0;
   for (int b = 0; b < n; ++b) largest = std::max(largest, offsets[static_cast<std::size_t>(b) + 1] - offsets[static_cast<std::size_t>(b)]);
   const std::size_t pieces = (largest + chunk - 1) / chunk;
-  const std::size_t buffer_elements = std::min(largest, chunk);
-  char* incoming[2] = {scratch(2 * buffer_elements * element, 1), nullptr};
-  incoming[1] = incoming[0] + buffer_elements * element;
+  char* incoming = scratch(std::min(largest, chunk) * element, 1);
   // forward_final: the all-gather's first step, fused into the last step here (tags after ours).
   const std::uint32_t forward_base = step + static_cast<std::uint32_t>(pieces * static_cast<std::size_t>(n - 1));
   const auto previous_block = static_cast<std::size_t>(mod(r - 1, n));
-  std::uint64_t last_ticket = 0;
   // After step s rank r holds the sum of s+2 contributions of block r-s-2; the last step leaves block r.
-  for (int s = 0; s < n - 1; ++s, step += static_cast<std::uint32_t>(pieces)) {
+  for (int s = 0; s < n - 1; ++s) {
     const auto send_block = static_cast<std::size_t>(mod(r - s - 1, n));
     const auto recv_block = static_cast<std::size_t>(mod(r - s - 2, n));
     const char* source = (s == 0 ? input : data) + offsets[send_block] * element;  // step 0 sends our own input
     const std::size_t send_count = offsets[send_block + 1] - offsets[send_block];
     const std::size_t recv_count = offsets[recv_block + 1] - offsets[recv_block];
-    auto part = [&](std::size_t count, std::size_t p) { return count > p * chunk ? std::min(chunk, count - p * chunk) : 0; };
-    // Starts piece p's exchange; its ticket, or 0 when this rank has nothing to move in it.
-    auto start = [&](std::size_t p) -> std::uint64_t {
-      const std::size_t sending = part(send_count, p), receiving = part(recv_count, p);
-      if (!sending && !receiving) return 0;
-      return t_.start_exchange(sending ? mod(r + 1, n) : -1, source + p * chunk * element, sending * element,
-                               receiving ? mod(r - 1, n) : -1, incoming[p % 2], receiving * element,
-                               tag(step + static_cast<std::uint32_t>(p)));
-    };
-    std::uint64_t next = pieces > 0 ? start(0) : 0;
-    for (std::size_t p = 0; p < pieces; ++p) {
-      const std::uint64_t current = next;
-      next = p + 1 < pieces ? start(p + 1) : 0;  // its buffer held piece p-1, already reduced
-      if (current) t_.finish_exchange(current);
-      last_ticket = std::max(last_ticket, std::max(current, next));
-      const std::size_t receiving = part(recv_count, p);
-      const std::size_t at = (offsets[recv_block] + p * chunk) * element;
-      if (receiving) reduce_pair(data + at, input + at, incoming[p % 2], receiving, type, op);
+    for (std::size_t p = 0; p < pieces; ++p, ++step) {
+      const std::size_t first = p * chunk;
+      const std::size_t sending = send_count > first ? std::min(chunk, send_count - first) : 0;
+      const std::size_t receiving = recv_count > first ? std::min(chunk, recv_count - first) : 0;
+      if (sending || receiving)
+        t_.exchange(sending ? mod(r + 1, n) : -1, source + first * element, sending * element, receiving ? mod(r - 1, n) : -1,
+                    incoming, receiving * element, tag(step));
+      const std::size_t at = (offsets[recv_block] + first) * element;
+      if (receiving) reduce_pair(data + at, input + at, incoming, receiving, type, op);
       if (forward_final && s == n - 2) {
         // This piece of our block is final and still in cache: send it on now rather than read it
         // back from memory in the all-gather; receive the previous rank's final piece meanwhile.
-        const std::size_t arriving = part(offsets[previous_block + 1] - offsets[previous_block], p);
-        if (receiving || arriving)
-          last_ticket = t_.start_exchange(receiving ? mod(r + 1, n) : -1, data + at, receiving * element, arriving ? mod(r - 1, n) : -1,
-                                          data + (offsets[previous_block] + p * chunk) * element, arriving * element,
-                                          tag(forward_base + static_cast<std::uint32_t>(p)));
+        const std::size_t forwarding = receiving;
+        const std::size_t previous_count = offsets[previous_block + 1] - offsets[previous_block];
+        const std::size_t arriving = previous_count > first ? std::min(chunk, previous_count - first) : 0;
+        if (forwarding || arriving)
+          t_.exchange(forwarding ? mod(r + 1, n) : -1, data + at, forwarding * element, arriving ? mod(r - 1, n) : -1,
+                      data + (offsets[previous_block] + first) * element, arriving * element,
+                      tag(forward_base + static_cast<std::uint32_t>(p)));
       }
     }
-    t_.finish_exchange(last_ticket);  // the next step sends what this one reduced
   }
   if (forward_final) step = forward_base + static_cast<std::uint32_t>(pieces);
 }

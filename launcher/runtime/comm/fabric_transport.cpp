@@ -195,12 +195,11 @@ class FabricTransport final : public Transport {
     if (!broken_.empty()) throw CommError(broken_);
     if (bytes == 0) return;
     try {
-      finish_all();  // reads follow earlier exchanges (their buffers may be what we read)
-      read_op_.assign(1, Operation{});
-      read_op_[0].peer = peer;
-      post([&] { return fi_read(reader_->ep, local, bytes, nullptr, reader_->peers[static_cast<std::size_t>(peer)], region.address + offset, region.key, &read_op_[0].context); },
+      ops_.assign(1, Operation{});
+      ops_[0].peer = peer;
+      post([&] { return fi_read(reader_->ep, local, bytes, nullptr, reader_->peers[static_cast<std::size_t>(peer)], region.address + offset, region.key, &ops_[0].context); },
            "fi_read", peer);
-      wait_for(read_op_);
+      wait_for_all();
     } catch (const CommError& e) {
       broken_ = e.what();
       throw;
@@ -209,29 +208,10 @@ class FabricTransport final : public Transport {
 
   void exchange(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes,
                 std::uint32_t tag) override {
-    finish_exchange(start_exchange(to, send, send_bytes, from, recv, recv_bytes, tag));
-  }
-
-  std::uint64_t start_exchange(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes,
-                               std::uint32_t tag) override {
     // After a failure the endpoint may still hold our earlier operations: never touch it again.
     if (!broken_.empty()) throw CommError(broken_);
     try {
-      if (in_flight_ == kMaxInFlight) finish_oldest();
-      std::vector<Operation>& ops = slots_[(oldest_ + in_flight_) % kMaxInFlight];
-      ++in_flight_;
-      post_exchange(ops, to, send, send_bytes, from, recv, recv_bytes, tag);
-      return ++started_;
-    } catch (const CommError& e) {
-      broken_ = e.what();
-      throw;
-    }
-  }
-
-  void finish_exchange(std::uint64_t ticket) override {
-    if (!broken_.empty()) throw CommError(broken_);
-    try {
-      while (in_flight_ > 0 && started_ - in_flight_ < ticket) finish_oldest();
+      exchange_or_throw(to, send, send_bytes, from, recv, recv_bytes, tag);
     } catch (const CommError& e) {
       broken_ = e.what();
       throw;
@@ -334,62 +314,49 @@ class FabricTransport final : public Transport {
     throw CommError(message);
   }
 
-  // Exchanges started and not yet finished, oldest first, in a ring of slots (reused call after
-  // call: no allocation per exchange, and an Operation never moves while libfabric holds it).
-  static constexpr std::size_t kMaxInFlight = 8;
-
-  void finish_oldest() {
-    wait_for(slots_[oldest_]);
-    oldest_ = (oldest_ + 1) % kMaxInFlight;
-    --in_flight_;
-  }
-
-  void finish_all() {
-    while (in_flight_ > 0) finish_oldest();
-  }
-
-  void post_exchange(std::vector<Operation>& ops, int to, const void* send, std::size_t send_bytes, int from, void* recv,
-                     std::size_t recv_bytes, std::uint32_t tag) {
+  void exchange_or_throw(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes,
+                         std::uint32_t tag) {
     const std::size_t send_chunks = to >= 0 && send_bytes ? (send_bytes + max_message_ - 1) / max_message_ : 0;
     const std::size_t recv_chunks = from >= 0 && recv_bytes ? (recv_bytes + max_message_ - 1) / max_message_ : 0;
-    ops.assign(send_chunks + recv_chunks, Operation{});
+    // Reused call after call: no allocation per exchange (the vector only grows).
+    ops_.assign(send_chunks + recv_chunks, Operation{});
     std::size_t op = 0;
     // Receives first, so a peer's early send finds its buffer.
     for (std::size_t c = 0; c < recv_chunks; ++c, ++op) {
       char* base = static_cast<char*>(recv) + c * max_message_;
       const std::size_t bytes = std::min(max_message_, recv_bytes - c * max_message_);
-      ops[op].peer = from;
-      post([&] { return fi_trecv(messages_->ep, base, bytes, nullptr, messages_->peers[static_cast<std::size_t>(from)], full_tag(tag, from, c), 0, &ops[op].context); },
+      ops_[op].peer = from;
+      post([&] { return fi_trecv(messages_->ep, base, bytes, nullptr, messages_->peers[static_cast<std::size_t>(from)], full_tag(tag, from, c), 0, &ops_[op].context); },
            "fi_trecv", from);
     }
     for (std::size_t c = 0; c < send_chunks; ++c, ++op) {
       const char* base = static_cast<const char*>(send) + c * max_message_;
       const std::size_t bytes = std::min(max_message_, send_bytes - c * max_message_);
-      ops[op].peer = to;
-      post([&] { return fi_tsend(messages_->ep, base, bytes, nullptr, messages_->peers[static_cast<std::size_t>(to)], full_tag(tag, rank_, c), &ops[op].context); },
+      ops_[op].peer = to;
+      post([&] { return fi_tsend(messages_->ep, base, bytes, nullptr, messages_->peers[static_cast<std::size_t>(to)], full_tag(tag, rank_, c), &ops_[op].context); },
            "fi_tsend", to);
     }
+    wait_for_all();
   }
 
-  // Progresses until every operation in `ops` completed (completions of later operations are
-  // recorded on the way). Spins for spin_ after the last progress (a peer on another core answers
-  // within microseconds), then yields the core on every empty poll: ranks often outnumber cores,
-  // and a spinning rank would starve the peer it waits for.
-  void wait_for(std::vector<Operation>& ops) {
-    std::size_t outstanding = static_cast<std::size_t>(std::count_if(ops.begin(), ops.end(), [](const Operation& o) { return !o.done; }));
+  // Progresses until every operation in ops_ completed. Spins for spin_ after the last progress
+  // (a peer on another core answers within microseconds), then yields the core on every empty
+  // poll: ranks often outnumber cores, and a spinning rank would starve the peer it waits for.
+  void wait_for_all() {
+    std::size_t outstanding = static_cast<std::size_t>(std::count_if(ops_.begin(), ops_.end(), [](const Operation& o) { return !o.done; }));
     auto last_progress = Clock::now();
     while (outstanding > 0) {
       if (abort_->raised()) throw CommError(abort_->message());
       const std::size_t done = progress();
       if (done > 0) {
         last_progress = Clock::now();
-        outstanding = static_cast<std::size_t>(std::count_if(ops.begin(), ops.end(), [](const Operation& o) { return !o.done; }));
+        outstanding = static_cast<std::size_t>(std::count_if(ops_.begin(), ops_.end(), [](const Operation& o) { return !o.done; }));
         continue;
       }
       const auto idle = Clock::now() - last_progress;
       if (idle > timeout_) {
         // Name the peer we still wait for: the receive side first (the sender may be fine).
-        const auto waiting = std::find_if(ops.begin(), ops.end(), [](const Operation& o) { return !o.done; });
+        const auto waiting = std::find_if(ops_.begin(), ops_.end(), [](const Operation& o) { return !o.done; });
         fail(unreachable(waiting->peer), true);
       }
       if (idle >= spin_) sched_yield();
@@ -456,10 +423,7 @@ class FabricTransport final : public Transport {
   Endpoint* reader_ = nullptr;          // the endpoint that reads, if any
   bool reads_beat_messages_ = false;
   std::size_t max_message_ = 0;
-  std::vector<Operation> slots_[kMaxInFlight];  // the exchanges in flight: in_flight_ slots from oldest_
-  std::size_t oldest_ = 0, in_flight_ = 0;
-  std::uint64_t started_ = 0;         // exchanges started so far (tickets count from 1)
-  std::vector<Operation> read_op_;   // the read in progress
+  std::vector<Operation> ops_;  // the operations of the exchange or read in progress
   std::map<std::pair<std::uintptr_t, std::size_t>, fid_mr*> registered_;  // expose()'s cache
   std::uint64_t last_key_ = 0;
   std::chrono::microseconds spin_{0};

@@ -36,46 +36,18 @@ class ThreadTransport final : public Transport {
 
   void exchange(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes,
                 std::uint32_t tag) override {
-    finish_exchange(start_exchange(to, send, send_bytes, from, recv, recv_bytes, tag));
-  }
-
-  // A started exchange touches its buffers only when finished (the send is read then, the receive
-  // written then), the strictest a real transport may be: an algorithm that reuses a buffer too
-  // early gets wrong results in the tests.
-  std::uint64_t start_exchange(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes,
-                               std::uint32_t tag) override {
-    pending_.push_back({to, send, send_bytes, from, recv, recv_bytes, tag});
-    return ++started_;
-  }
-
-  void finish_exchange(std::uint64_t ticket) override {
-    while (started_ - pending_.size() < ticket && !pending_.empty()) {
-      const Pending e = pending_.front();
-      pending_.pop_front();
-      if (e.to >= 0 && e.send_bytes > 0) post(e.to, e.send, e.send_bytes, e.tag);
-      if (e.from >= 0 && e.recv_bytes > 0) take(e.from, e.recv, e.recv_bytes, e.tag);
-    }
+    if (to >= 0 && send_bytes > 0) post(to, send, send_bytes, tag);
+    if (from >= 0 && recv_bytes > 0) take(from, recv, recv_bytes, tag);
   }
 
   bool can_read_remote() const override { return remote_reads_; }
   RemoteRegion expose(const void* data, std::size_t) override { return {reinterpret_cast<std::uintptr_t>(data), 0}; }
   void read(int peer, const RemoteRegion& region, std::size_t offset, void* local, std::size_t bytes) override {
-    finish_exchange(started_);
     check_peer(peer);
     if (bytes) std::memcpy(local, reinterpret_cast<const char*>(static_cast<std::uintptr_t>(region.address)) + offset, bytes);
   }
 
  private:
-  struct Pending {
-    int to;
-    const void* send;
-    std::size_t send_bytes;
-    int from;
-    void* recv;
-    std::size_t recv_bytes;
-    std::uint32_t tag;
-  };
-
   void check_peer(int peer) const {
     if (peer >= size()) throw CommError("thread transport: rank " + std::to_string(peer) + " is not a rank (0.." + std::to_string(size() - 1) + ")");
   }
@@ -118,8 +90,6 @@ class ThreadTransport final : public Transport {
   int rank_;
   std::chrono::milliseconds timeout_;
   bool remote_reads_;
-  std::deque<Pending> pending_;  // started, not finished, oldest first
-  std::uint64_t started_ = 0;
 };
 
 }  // namespace

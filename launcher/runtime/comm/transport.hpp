@@ -26,17 +26,6 @@ class Transport {
   virtual void exchange(int to, const void* send, std::size_t send_bytes, int from, void* recv,
                         std::size_t recv_bytes, std::uint32_t tag) = 0;
 
-  // The same exchange, started: returns once it is under way with a ticket that `finish_exchange`
-  // waits for (it and every exchange started before it). Lets an algorithm keep the next chunk on
-  // the wire while it reduces this one. The buffers stay untouched until finished. A transport
-  // that cannot overlap completes the exchange before it returns (these defaults).
-  virtual std::uint64_t start_exchange(int to, const void* send, std::size_t send_bytes, int from, void* recv,
-                                       std::size_t recv_bytes, std::uint32_t tag) {
-    exchange(to, send, send_bytes, from, recv, recv_bytes, tag);
-    return ++started_;
-  }
-  virtual void finish_exchange(std::uint64_t /*ticket*/) {}
-
   void send(int to, const void* data, std::size_t bytes, std::uint32_t tag) { exchange(to, data, bytes, -1, nullptr, 0, tag); }
   void recv(int from, void* data, std::size_t bytes, std::uint32_t tag) { exchange(-1, nullptr, 0, from, data, bytes, tag); }
 
@@ -56,9 +45,6 @@ class Transport {
   virtual void read(int /*peer*/, const RemoteRegion& /*region*/, std::size_t /*offset*/, void* /*local*/, std::size_t /*bytes*/) {
     throw std::logic_error("transport without remote reads");
   }
-
- private:
-  std::uint64_t started_ = 0;
 };
 
 }  // namespace gpudirect::comm
