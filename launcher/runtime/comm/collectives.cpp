@@ -32,7 +32,7 @@ char* Collectives::scratch(std::size_t bytes, int which) {
 // blocks' sizes: a rank whose blocks need one piece fewer must not fall a tag behind its
 // neighbours (blocks differ by one element; at a chunk boundary that was a hang).
 void Collectives::ring_reduce_scatter(const char* input, char* data, DataType type, ReduceOp op,
-                                      const std::vector<std::size_t>& offsets, std::uint32_t& step, bool forward_final) {
+                                      const std::vector<std::size_t>& offsets, std::uint32_t& step) {
   const int n = t_.size(), r = t_.rank();
   const std::size_t element = size_of(type);
   const std::size_t chunk = std::max<std::size_t>(1, tuning_.chunk_bytes / element);
@@ -40,9 +40,6 @@ void Collectives::ring_reduce_scatter(const char* input, char* data, DataType ty
   for (int b = 0; b < n; ++b) largest = std::max(largest, offsets[static_cast<std::size_t>(b) + 1] - offsets[static_cast<std::size_t>(b)]);
   const std::size_t pieces = (largest + chunk - 1) / chunk;
   char* incoming = scratch(std::min(largest, chunk) * element, 1);
-  // forward_final: the all-gather's first step, fused into the last step here (tags after ours).
-  const std::uint32_t forward_base = step + static_cast<std::uint32_t>(pieces * static_cast<std::size_t>(n - 1));
-  const auto previous_block = static_cast<std::size_t>(mod(r - 1, n));
   // After step s rank r holds the sum of s+2 contributions of block r-s-2; the last step leaves block r.
   for (int s = 0; s < n - 1; ++s) {
     const auto send_block = static_cast<std::size_t>(mod(r - s - 1, n));
@@ -54,31 +51,18 @@ void Collectives::ring_reduce_scatter(const char* input, char* data, DataType ty
       const std::size_t first = p * chunk;
       const std::size_t sending = send_count > first ? std::min(chunk, send_count - first) : 0;
       const std::size_t receiving = recv_count > first ? std::min(chunk, recv_count - first) : 0;
-      if (sending || receiving)
-        t_.exchange(sending ? mod(r + 1, n) : -1, source + first * element, sending * element, receiving ? mod(r - 1, n) : -1,
-                    incoming, receiving * element, tag(step));
+      if (!sending && !receiving) continue;
+      t_.exchange(sending ? mod(r + 1, n) : -1, source + first * element, sending * element, receiving ? mod(r - 1, n) : -1, incoming,
+                  receiving * element, tag(step));
       const std::size_t at = (offsets[recv_block] + first) * element;
       if (receiving) reduce_pair(data + at, input + at, incoming, receiving, type, op);
-      if (forward_final && s == n - 2) {
-        // This piece of our block is final and still in cache: send it on now rather than read it
-        // back from memory in the all-gather; receive the previous rank's final piece meanwhile.
-        const std::size_t forwarding = receiving;
-        const std::size_t previous_count = offsets[previous_block + 1] - offsets[previous_block];
-        const std::size_t arriving = previous_count > first ? std::min(chunk, previous_count - first) : 0;
-        if (forwarding || arriving)
-          t_.exchange(forwarding ? mod(r + 1, n) : -1, data + at, forwarding * element, arriving ? mod(r - 1, n) : -1,
-                      data + (offsets[previous_block] + first) * element, arriving * element,
-                      tag(forward_base + static_cast<std::uint32_t>(p)));
-      }
     }
   }
-  if (forward_final) step = forward_base + static_cast<std::uint32_t>(pieces);
 }
 
-void Collectives::ring_all_gather(char* data, std::size_t element, const std::vector<std::size_t>& offsets, std::uint32_t& step,
-                                  int first_step) {
+void Collectives::ring_all_gather(char* data, std::size_t element, const std::vector<std::size_t>& offsets, std::uint32_t& step) {
   const int n = t_.size(), r = t_.rank();
-  for (int s = first_step; s < n - 1; ++s) {
+  for (int s = 0; s < n - 1; ++s) {
     const auto send_block = static_cast<std::size_t>(mod(r - s, n));
     const auto recv_block = static_cast<std::size_t>(mod(r - s - 1, n));
     t_.exchange(mod(r + 1, n), data + offsets[send_block] * element, (offsets[send_block + 1] - offsets[send_block]) * element,
@@ -229,8 +213,8 @@ void Collectives::all_reduce(const void* send, void* recv, std::size_t count, Da
     } else {
       const auto offsets = block_offsets(count, n);
       std::uint32_t step = 0;
-      ring_reduce_scatter(static_cast<const char*>(send), data, type, op, offsets, step, /*forward_final=*/true);
-      ring_all_gather(data, size_of(type), offsets, step, /*first_step=*/1);
+      ring_reduce_scatter(static_cast<const char*>(send), data, type, op, offsets, step);
+      ring_all_gather(data, size_of(type), offsets, step);
     }
   }
   if (op == ReduceOp::avg) divide_for_average(recv, count, type, n);

@@ -48,11 +48,9 @@ class Collectives {
   std::uint32_t tag(std::uint32_t step) const { return (sequence_ << 12) | (step & 0xfff); }
   void next() { sequence_ = (sequence_ + 1) & 0xfffff; }
   char* scratch(std::size_t bytes, int which = 0);
-  // forward_final: also do the all-gather's first step, a piece at a time as pieces become final.
   void ring_reduce_scatter(const char* input, char* data, DataType type, ReduceOp op, const std::vector<std::size_t>& offsets,
-                           std::uint32_t& step, bool forward_final = false);
-  void ring_all_gather(char* data, std::size_t element, const std::vector<std::size_t>& offsets, std::uint32_t& step,
-                       int first_step = 0);
+                           std::uint32_t& step);
+  void ring_all_gather(char* data, std::size_t element, const std::vector<std::size_t>& offsets, std::uint32_t& step);
   void recursive_doubling(char* data, std::size_t count, DataType type, ReduceOp op);
   // Direct reads (see the top of this file).
   std::vector<RemoteRegion> share_regions(const std::vector<RemoteRegion>& mine, std::uint32_t& step);
