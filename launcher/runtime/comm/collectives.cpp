@@ -199,7 +199,7 @@ void Collectives::direct_reduce_scatter(const void* send, void* recv, std::size_
 void Collectives::all_reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) {
   const int n = t_.size();
   const std::size_t bytes = count * size_of(type);
-  if (n > 1 && count >= static_cast<std::size_t>(n) && t_.reads_beat_messages() && bytes >= tuning_.direct_all_reduce_bytes) {
+  if (n > 1 && count >= static_cast<std::size_t>(n) && t_.can_read_remote() && bytes >= tuning_.direct_all_reduce_bytes) {
     direct_all_reduce(send, recv, count, type, op);
     next();
     return;
@@ -245,7 +245,7 @@ void Collectives::reduce_scatter(const void* send, void* recv, std::size_t count
   const int n = t_.size(), r = t_.rank();
   const std::size_t element = size_of(type);
   const std::size_t total = count * static_cast<std::size_t>(n) * element;
-  if (n > 1 && count > 0 && t_.reads_beat_messages() && total >= tuning_.direct_reduce_scatter_bytes) {
+  if (n > 1 && count > 0 && t_.can_read_remote() && total >= tuning_.direct_reduce_scatter_bytes) {
     direct_reduce_scatter(send, recv, count, type, op);
     next();
     return;

@@ -80,38 +80,6 @@ struct Operation {
   int peer = -1;
 };
 
-// One libfabric endpoint and what it stands on, and the addresses of every rank's twin endpoint.
-struct Endpoint {
-  fi_info* info = nullptr;
-  fid_fabric* fabric = nullptr;
-  fid_domain* domain = nullptr;
-  fid_cq* cq = nullptr;
-  fid_av* av = nullptr;
-  fid_ep* ep = nullptr;
-  std::vector<fi_addr_t> peers;
-
-  Endpoint() = default;
-  Endpoint(const Endpoint&) = delete;
-  Endpoint& operator=(const Endpoint&) = delete;
-  ~Endpoint() {
-    if (ep) fi_close(&ep->fid);
-    if (av) fi_close(&av->fid);
-    if (cq) fi_close(&cq->fid);
-    if (domain) fi_close(&domain->fid);
-    if (fabric) fi_close(&fabric->fid);
-    if (info) fi_freeinfo(info);
-  }
-};
-
-// What an endpoint is asked for: tagged messages always; one-sided reads of registered memory by
-// virtual address; FI_HMEM (device memory), asked for on shm only for a side effect: libfabric's
-// shm provider (1.17, smr_ep.c) turns CMA off for such an endpoint, so it moves large messages
-// through shared memory (both sides copy at once) while another endpoint keeps CMA for reads.
-struct EndpointCaps {
-  bool reads = false;
-  bool hmem = false;
-};
-
 class FabricTransport final : public Transport {
  public:
   FabricTransport(const bootstrap::LaunchContext& context, bootstrap::Store& store, const FabricOptions& options,
@@ -133,42 +101,64 @@ class FabricTransport final : public Transport {
     if (!interface.empty()) ::setenv("FI_TCP_IFACE", interface.c_str(), 1);
 
     // On shm, one-sided reads too: with FI_MR_VIRT_ADDR and no RMA ordering the provider does a
-    // read as one process_vm_readv (CMA) from the caller's thread, so the collectives copy or reduce
-    // straight from a peer's buffer. Where CMA copies much slower than memcpy (VMs), messages go
-    // through shared memory instead (faster for the ring's many chunks) and a second endpoint keeps
-    // CMA for the reads that save a whole copy (all_gather). GPUDIRECT_FABRIC_DIRECT_READS=0 turns
-    // reads off (to compare).
+    // read as one process_vm_readv (CMA) from the caller's thread, so the collectives reduce
+    // straight from a peer's buffer. GPUDIRECT_FABRIC_DIRECT_READS=0 turns them off (to compare).
     const char* direct = std::getenv("GPUDIRECT_FABRIC_DIRECT_READS");
-    const Cma cma = provider == "shm" ? cma_use(store) : Cma::off;
-    const bool want_reads = cma != Cma::off && !(direct && std::string(direct) == "0");
-    if (provider == "shm") remove_stale_shm_regions_of_this_pid();  // before our first region exists
-    if (cma == Cma::slow && open(messages_, provider, {.hmem = true}) == 0) {
-      if (want_reads && open(reads_, provider, {.reads = true}) == 0) reader_ = reads_.get();
-    } else if (want_reads && open(messages_, provider, {.reads = true}) == 0) {
-      reader_ = messages_.get();  // CMA is fast, or this libfabric cannot keep it from messages
-      reads_beat_messages_ = true;
-    } else if (const int rc = open(messages_, provider, {}); rc != 0) {
+    const bool cma = provider == "shm" && use_cma(store);
+    const bool want_reads = cma && !(direct && std::string(direct) == "0");
+    int rc = want_reads ? get_info(provider, true) : -FI_ENODATA;
+    remote_reads_ = rc == 0;
+    if (rc != 0) rc = get_info(provider, false);
+    if (rc != 0)
       throw CommError("libfabric: no provider '" + provider + "' with RDM tagged messaging (" + fi_strerror(-rc) +
                       "); check `fi_info -p " + provider + "`, or set FI_PROVIDER");
-    }
-    max_message_ = std::min<std::size_t>(messages_->info->ep_attr->max_msg_size, std::size_t(4) << 20);
+    check(fi_fabric(info_->fabric_attr, &fabric_, nullptr), "fi_fabric");
+    check(fi_domain(fabric_, info_, &domain_, nullptr), "fi_domain");
+    fi_cq_attr cq_attr{};
+    cq_attr.format = FI_CQ_FORMAT_TAGGED;
+    cq_attr.size = 4096;
+    check(fi_cq_open(domain_, &cq_attr, &cq_, nullptr), "fi_cq_open");
+    fi_av_attr av_attr{};
+    av_attr.type = FI_AV_TABLE;
+    check(fi_av_open(domain_, &av_attr, &av_, nullptr), "fi_av_open");
+    if (provider == "shm") remove_stale_shm_regions_of_this_pid();
+    check(fi_endpoint(domain_, info_, &ep_, nullptr), "fi_endpoint");
+    check(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)");
+    check(fi_ep_bind(ep_, &av_->fid, 0), "fi_ep_bind(av)");
+    check(fi_enable(ep_), "fi_enable");
+    max_message_ = std::min<std::size_t>(info_->ep_attr->max_msg_size, std::size_t(4) << 20);
     if (const char* spin = std::getenv("GPUDIRECT_FABRIC_SPIN_US"))
       spin_ = std::chrono::microseconds(parse_integer<long>(spin, "GPUDIRECT_FABRIC_SPIN_US", 0, 1000000));
-    learn_peers(*messages_, store, "fabric/names", provider);
-    if (reads_) learn_peers(*reads_, store, "fabric/read-names", provider);
+
+    std::vector<char> name(256);
+    std::size_t length = name.size();
+    check(fi_getname(&ep_->fid, name.data(), &length), "fi_getname");
+    name.resize(length);
+    const auto names = store.all_gather("fabric/names", to_hex(name));
+    peers_.resize(static_cast<std::size_t>(size_));
+    for (int r = 0; r < size_; ++r) {
+      const auto address = from_hex(names[static_cast<std::size_t>(r)]);
+      if (fi_av_insert(av_, address.data(), 1, &peers_[static_cast<std::size_t>(r)], 0, nullptr) != 1)
+        throw CommError("libfabric: cannot insert the address of rank " + std::to_string(r) + " (provider " + provider + ")");
+    }
     if (description)
-      *description = std::string("libfabric:") + messages_->info->fabric_attr->prov_name + (interface.empty() ? "" : " on " + interface);
+      *description = std::string("libfabric:") + info_->fabric_attr->prov_name + (interface.empty() ? "" : " on " + interface);
   }
 
   ~FabricTransport() override {
     for (auto& [range, mr] : registered_) fi_close(&mr->fid);
+    if (ep_) fi_close(&ep_->fid);
+    if (av_) fi_close(&av_->fid);
+    if (cq_) fi_close(&cq_->fid);
+    if (domain_) fi_close(&domain_->fid);
+    if (fabric_) fi_close(&fabric_->fid);
+    if (info_) fi_freeinfo(info_);
   }
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
-  bool can_read_remote() const override { return reader_ != nullptr; }
-  bool reads_beat_messages() const override { return reads_beat_messages_; }
+  bool can_read_remote() const override { return remote_reads_; }
 
   RemoteRegion expose(const void* data, std::size_t bytes) override {
     if (!broken_.empty()) throw CommError(broken_);
@@ -184,11 +174,11 @@ class FabricTransport final : public Transport {
       }
       fid_mr* mr = nullptr;
       // Where the provider does not pick keys, ours only need to be unique in this domain.
-      const std::uint64_t key = (reader_->info->domain_attr->mr_mode & FI_MR_PROV_KEY) ? 0 : ++last_key_;
-      check(fi_mr_reg(reader_->domain, data, bytes, FI_REMOTE_READ, 0, key, 0, &mr, nullptr), "fi_mr_reg");
+      const std::uint64_t key = (info_->domain_attr->mr_mode & FI_MR_PROV_KEY) ? 0 : ++last_key_;
+      check(fi_mr_reg(domain_, data, bytes, FI_REMOTE_READ, 0, key, 0, &mr, nullptr), "fi_mr_reg");
       it = registered_.emplace(std::make_pair(address, bytes), mr).first;
     }
-    return {(reader_->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? address : 0, fi_mr_key(it->second)};
+    return {(info_->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? address : 0, fi_mr_key(it->second)};
   }
 
   void read(int peer, const RemoteRegion& region, std::size_t offset, void* local, std::size_t bytes) override {
@@ -197,7 +187,7 @@ class FabricTransport final : public Transport {
     try {
       ops_.assign(1, Operation{});
       ops_[0].peer = peer;
-      post([&] { return fi_read(reader_->ep, local, bytes, nullptr, reader_->peers[static_cast<std::size_t>(peer)], region.address + offset, region.key, &ops_[0].context); },
+      post([&] { return fi_read(ep_, local, bytes, nullptr, peers_[static_cast<std::size_t>(peer)], region.address + offset, region.key, &ops_[0].context); },
            "fi_read", peer);
       wait_for_all();
     } catch (const CommError& e) {
@@ -219,76 +209,39 @@ class FabricTransport final : public Transport {
   }
 
  private:
-  // How shm may use CMA (process_vm_readv). Unless FI_SHM_DISABLE_CMA says, every rank measures
-  // CMA against memcpy (cma_speed.hpp) and all decide alike: fast, use it for everything; slow
-  // (a VM: 4-6 GB/s against memcpy's 17), only for reads; not permitted (ptrace rules, some
-  // containers), off, so the provider does not try. Must run before the first fi_getinfo of the
-  // process: the provider reads FI_SHM_DISABLE_CMA then.
-  enum class Cma { off, slow, fast };
-  static Cma cma_use(bootstrap::Store& store) {
+  // Whether shm moves large messages with CMA. Unless FI_SHM_DISABLE_CMA says, every rank measures
+  // CMA against memcpy (cma_speed.hpp) and all turn it off together where it is much slower (the
+  // provider then copies through shared memory, both sides at once). Must run before the first
+  // fi_getinfo of the process: the provider reads its parameters then.
+  static bool use_cma(bootstrap::Store& store) {
     if (const char* set = std::getenv("FI_SHM_DISABLE_CMA")) {
       const std::string value = set;
-      return value == "1" || value == "yes" || value == "true" || value == "on" ? Cma::off : Cma::fast;
+      return !(value == "1" || value == "yes" || value == "true" || value == "on");
     }
     char mine[32];
     std::snprintf(mine, sizeof mine, "%.3f", cma_speed_relative_to_memcpy());
     const auto all = store.all_gather("fabric/cma", mine);
-    double slowest = 1e9;
-    for (const std::string& speed : all) slowest = std::min(slowest, std::strtod(speed.c_str(), nullptr));
-    if (slowest >= kCmaWorthIt) return Cma::fast;
-    if (slowest > 0) return Cma::slow;
+    const double slowest = std::strtod(std::min_element(all.begin(), all.end(), [](const std::string& a, const std::string& b) {
+                                         return std::strtod(a.c_str(), nullptr) < std::strtod(b.c_str(), nullptr);
+                                       })->c_str(), nullptr);
+    if (slowest >= kCmaWorthIt) return true;
     ::setenv("FI_SHM_DISABLE_CMA", "1", 1);
-    return Cma::off;
+    return false;
   }
-  static constexpr double kCmaWorthIt = 0.6;  // below: two copies in parallel through shared memory win for messages
+  static constexpr double kCmaWorthIt = 0.6;  // below: two copies in parallel through shared memory win
 
-  // Opens an RDM endpoint with tagged messages (and what `caps` asks) into `slot`; 0, or the
-  // fi_getinfo error with `slot` empty.
-  int open(std::unique_ptr<Endpoint>& slot, const std::string& provider, EndpointCaps caps) {
-    slot = std::make_unique<Endpoint>();
-    Endpoint& endpoint = *slot;
+  // fi_getinfo for RDM tagged messages (and RMA reads on virtual addresses, when `reads`).
+  int get_info(const std::string& provider, bool reads) {
     fi_info* hints = fi_allocinfo();
     hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_TAGGED | (caps.reads ? FI_RMA | FI_READ | FI_REMOTE_READ : 0) | (caps.hmem ? FI_HMEM : 0);
+    hints->caps = FI_TAGGED | (reads ? FI_RMA | FI_READ | FI_REMOTE_READ : 0);
     hints->mode = FI_CONTEXT | FI_CONTEXT2;
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
-    hints->domain_attr->mr_mode = (caps.reads ? FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED : 0) | (caps.hmem ? FI_MR_HMEM : 0);
+    hints->domain_attr->mr_mode = reads ? FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED : 0;
     hints->fabric_attr->prov_name = ::strdup(provider.c_str());
-    const int rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &endpoint.info);
+    const int rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &info_);
     fi_freeinfo(hints);
-    if (rc != 0) {
-      slot.reset();
-      return rc;
-    }
-    check(fi_fabric(endpoint.info->fabric_attr, &endpoint.fabric, nullptr), "fi_fabric");
-    check(fi_domain(endpoint.fabric, endpoint.info, &endpoint.domain, nullptr), "fi_domain");
-    fi_cq_attr cq_attr{};
-    cq_attr.format = FI_CQ_FORMAT_TAGGED;
-    cq_attr.size = 4096;
-    check(fi_cq_open(endpoint.domain, &cq_attr, &endpoint.cq, nullptr), "fi_cq_open");
-    fi_av_attr av_attr{};
-    av_attr.type = FI_AV_TABLE;
-    check(fi_av_open(endpoint.domain, &av_attr, &endpoint.av, nullptr), "fi_av_open");
-    check(fi_endpoint(endpoint.domain, endpoint.info, &endpoint.ep, nullptr), "fi_endpoint");
-    check(fi_ep_bind(endpoint.ep, &endpoint.cq->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)");
-    check(fi_ep_bind(endpoint.ep, &endpoint.av->fid, 0), "fi_ep_bind(av)");
-    check(fi_enable(endpoint.ep), "fi_enable");
-    return 0;
-  }
-
-  // Every rank's address of its twin of `endpoint`, through the rendezvous store.
-  void learn_peers(Endpoint& endpoint, bootstrap::Store& store, const std::string& key, const std::string& provider) {
-    std::vector<char> name(256);
-    std::size_t length = name.size();
-    check(fi_getname(&endpoint.ep->fid, name.data(), &length), "fi_getname");
-    name.resize(length);
-    const auto names = store.all_gather(key, to_hex(name));
-    endpoint.peers.resize(static_cast<std::size_t>(size_));
-    for (int r = 0; r < size_; ++r) {
-      const auto address = from_hex(names[static_cast<std::size_t>(r)]);
-      if (fi_av_insert(endpoint.av, address.data(), 1, &endpoint.peers[static_cast<std::size_t>(r)], 0, nullptr) != 1)
-        throw CommError("libfabric: cannot insert the address of rank " + std::to_string(r) + " (provider " + provider + ")");
-    }
+    return rc;
   }
 
   std::string who(int rank) const {
@@ -326,14 +279,14 @@ class FabricTransport final : public Transport {
       char* base = static_cast<char*>(recv) + c * max_message_;
       const std::size_t bytes = std::min(max_message_, recv_bytes - c * max_message_);
       ops_[op].peer = from;
-      post([&] { return fi_trecv(messages_->ep, base, bytes, nullptr, messages_->peers[static_cast<std::size_t>(from)], full_tag(tag, from, c), 0, &ops_[op].context); },
+      post([&] { return fi_trecv(ep_, base, bytes, nullptr, peers_[static_cast<std::size_t>(from)], full_tag(tag, from, c), 0, &ops_[op].context); },
            "fi_trecv", from);
     }
     for (std::size_t c = 0; c < send_chunks; ++c, ++op) {
       const char* base = static_cast<const char*>(send) + c * max_message_;
       const std::size_t bytes = std::min(max_message_, send_bytes - c * max_message_);
       ops_[op].peer = to;
-      post([&] { return fi_tsend(messages_->ep, base, bytes, nullptr, messages_->peers[static_cast<std::size_t>(to)], full_tag(tag, rank_, c), &ops_[op].context); },
+      post([&] { return fi_tsend(ep_, base, bytes, nullptr, peers_[static_cast<std::size_t>(to)], full_tag(tag, rank_, c), &ops_[op].context); },
            "fi_tsend", to);
     }
     wait_for_all();
@@ -385,17 +338,9 @@ class FabricTransport final : public Transport {
     }
   }
 
-  // Completions of this rank's operations. Both endpoints are polled: a peer's first contact with
-  // an endpoint waits until this rank's provider answers it, whichever endpoint we wait on now.
   std::size_t progress() {
-    std::size_t done = progress(*messages_);
-    if (reads_) done += progress(*reads_);
-    return done;
-  }
-
-  std::size_t progress(Endpoint& endpoint) {
     fi_cq_tagged_entry entries[64];
-    const ssize_t n = fi_cq_read(endpoint.cq, entries, 64);
+    const ssize_t n = fi_cq_read(cq_, entries, 64);
     if (n > 0) {
       for (ssize_t i = 0; i < n; ++i) reinterpret_cast<Operation*>(entries[i].op_context)->done = true;
       return static_cast<std::size_t>(n);
@@ -403,10 +348,10 @@ class FabricTransport final : public Transport {
     if (n == -FI_EAGAIN) return 0;
     if (n == -FI_EAVAIL) {
       fi_cq_err_entry error{};
-      fi_cq_readerr(endpoint.cq, &error, 0);
+      fi_cq_readerr(cq_, &error, 0);
       const int peer = error.op_context ? reinterpret_cast<Operation*>(error.op_context)->peer : -1;
       fail((peer >= 0 ? who(peer) : std::string("a peer")) + ": a transfer with it from " + who(rank_) + " failed: " +
-               fi_cq_strerror(endpoint.cq, error.prov_errno, error.err_data, nullptr, 0) + " (" + fi_strerror(error.err) + ")",
+               fi_cq_strerror(cq_, error.prov_errno, error.err_data, nullptr, 0) + " (" + fi_strerror(error.err) + ")",
            false);
     }
     throw CommError("libfabric: " + fi_error("fi_cq_read", n));
@@ -418,12 +363,16 @@ class FabricTransport final : public Transport {
   std::shared_ptr<bootstrap::AbortSignal> abort_;
   std::vector<std::string> hosts_;
   std::string broken_;
-  std::unique_ptr<Endpoint> messages_;  // tagged messages (and reads, where CMA is fast)
-  std::unique_ptr<Endpoint> reads_;     // reads only, where CMA is slow for messages
-  Endpoint* reader_ = nullptr;          // the endpoint that reads, if any
-  bool reads_beat_messages_ = false;
+  fi_info* info_ = nullptr;
+  fid_fabric* fabric_ = nullptr;
+  fid_domain* domain_ = nullptr;
+  fid_cq* cq_ = nullptr;
+  fid_av* av_ = nullptr;
+  fid_ep* ep_ = nullptr;
+  std::vector<fi_addr_t> peers_;
   std::size_t max_message_ = 0;
   std::vector<Operation> ops_;  // the operations of the exchange or read in progress
+  bool remote_reads_ = false;
   std::map<std::pair<std::uintptr_t, std::size_t>, fid_mr*> registered_;  // expose()'s cache
   std::uint64_t last_key_ = 0;
   std::chrono::microseconds spin_{0};

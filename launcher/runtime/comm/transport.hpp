@@ -33,10 +33,6 @@ class Transport {
   // its peers' buffers, in chunks that stay in its cache, instead of receiving into scratch memory
   // first. Transports without them keep the defaults and the algorithms use messages only.
   virtual bool can_read_remote() const { return false; }
-  // Whether a read costs no more than a message of the same size. Where it costs more (CMA on a VM),
-  // reads still pay where they replace a whole copy (all_gather) but not where the ring's messages
-  // are cheaper (all_reduce, reduce_scatter).
-  virtual bool reads_beat_messages() const { return can_read_remote(); }
   // Lets peers read [data, data + bytes) until the memory is freed; cheap to call again for the
   // same buffer (registrations are cached).
   virtual RemoteRegion expose(const void* /*data*/, std::size_t /*bytes*/) { throw std::logic_error("transport without remote reads"); }
