@@ -33,9 +33,8 @@ for np in 1 2 3 4 5 8; do
   done
 done
 
-# The large-message paths under each way shm may use CMA: measured (on a VM: messages through
-# shared memory on one endpoint, CMA reads on a second, so all_gather reads peers' blocks from
-# 4 MiB), CMA for everything (direct all_reduce/reduce_scatter reads too), and CMA off (no reads).
+# The large-message paths under each way shm may use CMA: measured (on a VM: off), forced on
+# (direct reads of peers' buffers from 1-4 MiB) and forced off (the ring's messages only).
 # 786436 bytes at 3 ranks: blocks of unequal size at a chunk boundary (the ring once hung there).
 for cma in measured 0 1; do
   for np in 2 3; do
