@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The CUDA training path on a machine with a GPU, against the fp32 CPU reference:
 #   1. train_cuda_check, tiny preset: initial weights, loss and every gradient tensor (bf16
-#      tolerances in launcher/train/cuda/tolerance.hpp), 6 AdamW steps, checkpoint/resume;
+#      tolerances in launcher/train/cuda/tolerance.hpp), 6 AdamW steps (lr 1e-2), checkpoint/resume;
 #   2. train_cuda_check, gpt2-124m at micro-batch 1: the loss and every gradient tensor;
 #   3. gpudirect-launch train --backend nccl against --backend libfabric, tiny, 10 steps: every
 #      step's loss within 1% (the command line users run, JSON lines compared);
@@ -25,7 +25,7 @@ trap 'rm -rf "$work"' EXIT
 failed=0
 step() { printf '\n== %s\n' "$1"; }
 
-step "tiny: weights, loss, every gradient tensor, 6 AdamW steps, checkpoint/resume"
+step "tiny: weights, loss, every gradient tensor, 6 AdamW steps (lr 1e-2), checkpoint/resume"
 "$check" --preset tiny --steps 6 || failed=1
 
 step "gpt2-124m, micro-batch 1: loss and every gradient tensor"

@@ -3,10 +3,14 @@
 //   2. one forward/backward of the same batch: the loss and every gradient tensor within the bf16
 //      tolerances of train/cuda/tolerance.hpp, the GradientReady ranges in the CPU model's order,
 //      forward() giving forward_backward()'s loss, and a second backward giving bit-identical gradients;
-//   3. --steps N optimizer steps of the CPU Trainer and the CUDA trainer (one rank each): every step's
-//      loss within 1% and gradient norm within 5%, and the total parameter update within 25% relative L2;
-//   4. save after 3 steps, load into a fresh CUDA model and trainer, continue: exactly the losses of
-//      the uninterrupted CUDA run.
+//   3. the device's AdamW step and sum of squares against AdamW::step and sum_of_squares on the same
+//      random gradients (both fp32: within 1e-5 relative; the device contracts multiply-adds);
+//   4. --steps N optimizer steps (lr 1e-2) of the CPU Trainer and the CUDA trainer (one rank each):
+//      every step's loss within 2% and gradient norm within 10%, and the loss decrease over the run
+//      within 10% (the per-step bounds alone would miss an update of the wrong size). These bounds are
+//      estimates made without a GPU: if they fail by a little, look at the printed numbers first;
+//   5. save after 3 steps, load into a fresh CUDA model and trainer, continue: exactly the losses of
+//      the uninterrupted CUDA run (no kernel uses atomics).
 // Prints "SKIPPED: no CUDA device" and exits 0 where there is no GPU; exits 1 naming what differs.
 // Usage: train_cuda_check [--preset tiny] [--micro-batch B] [--steps N] [--device-only]
 #include "bootstrap/session.hpp"
@@ -21,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <random>
 #include <unistd.h>
 #include <string>
 #include <vector>
@@ -93,6 +98,36 @@ void compare_one_backward(const GptConfig& config, const cuda::Tolerance& tolera
   verdict(std::equal(gpu_grads.begin(), gpu_grads.end(), again.begin(), again.end()), "a second backward gives bit-identical gradients");
 }
 
+void compare_optimizer(const GptConfig& config) {
+  std::printf("AdamW and the sum of squares: device kernels against the CPU code, 3 steps on random gradients\n");
+  const ParameterLayout layout(config);
+  const std::size_t n = layout.total();
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> params(n), grads(n);
+  for (auto& p : params) p = 0.02f * normal(rng);
+  AdamWSettings settings;
+  AdamW cpu(layout, {{0, n}}, settings);
+  std::vector<float> gpu_params = params, m(n, 0.0f), v(n, 0.0f);
+  double worst = 0;
+  for (long t = 1; t <= 3; ++t) {
+    for (auto& g : grads) g = 0.1f * normal(rng);
+    cpu.step(params, grads, 1e-3f, 0.7f, t);
+    cuda::adamw_step_on_device(layout, settings, gpu_params, grads, m, v, 1e-3f, 0.7f, t);
+    // Relative to |p| + lr: an element near zero still moves by about lr per step.
+    for (std::size_t i = 0; i < n; ++i)
+      worst = std::max(worst, std::fabs(static_cast<double>(gpu_params[i]) - params[i]) / (std::fabs(params[i]) + 1e-3));
+  }
+  const cuda::Comparison cm = cuda::compare(cpu.first_moment(), m), cv = cuda::compare(cpu.second_moment(), v);
+  char line[200];
+  std::snprintf(line, sizeof line, "AdamW parameters: worst difference relative to |p| + lr %.2e (bound 1e-5)", worst);
+  verdict(worst <= 1e-5, line);
+  verdict(cm.relative_l2 <= 1e-5 && cv.relative_l2 <= 1e-5, "AdamW moments: m " + cuda::describe(cm) + "; v " + cuda::describe(cv));
+  const double want = sum_of_squares(grads), got = cuda::sum_of_squares_on_device(grads);
+  std::snprintf(line, sizeof line, "sum of squares: CPU %.12g, device %.12g (bound 1e-9 relative)", want, got);
+  verdict(std::fabs(got - want) <= 1e-9 * want, line);
+}
+
 struct Run {
   std::vector<StepResult> steps;
   std::vector<float> parameters;
@@ -100,7 +135,7 @@ struct Run {
 
 TrainSettings step_settings(int steps) {
   TrainSettings settings;
-  settings.schedule = {1e-3f, 1e-4f, 1, steps};
+  settings.schedule = {1e-2f, 1e-3f, 1, steps};
   return settings;
 }
 
@@ -139,16 +174,22 @@ void compare_steps(const GptConfig& config, int steps) {
     char line[200];
     std::snprintf(line, sizeof line, "step %d: loss CPU %.6f CUDA %.6f, grad norm CPU %.5f CUDA %.5f", s + 1, c.loss, g.loss, c.grad_norm,
                   g.grad_norm);
-    const bool ok = std::fabs(g.loss - c.loss) <= 1e-2 * std::fabs(c.loss) && std::fabs(g.grad_norm - c.grad_norm) <= 5e-2 * c.grad_norm;
+    const bool ok = std::fabs(g.loss - c.loss) <= 2e-2 * std::fabs(c.loss) && std::fabs(g.grad_norm - c.grad_norm) <= 1e-1 * c.grad_norm;
     verdict(ok, line);
   }
+  const double cpu_drop = cpu_run.steps.front().loss - cpu_run.steps.back().loss;
+  const double gpu_drop = gpu_run.steps.front().loss - gpu_run.steps.back().loss;
+  char line[200];
+  std::snprintf(line, sizeof line, "loss decrease over %d steps: CPU %.4f, CUDA %.4f (within 10%% + 0.01)", steps, cpu_drop, gpu_drop);
+  verdict(std::isfinite(gpu_drop) && std::fabs(gpu_drop - cpu_drop) <= 0.1 * std::fabs(cpu_drop) + 0.01, line);
   std::vector<float> cpu_update(initial.size()), gpu_update(initial.size());
   for (std::size_t i = 0; i < initial.size(); ++i) {
     cpu_update[i] = cpu_run.parameters[i] - initial[i];
     gpu_update[i] = gpu_run.parameters[i] - initial[i];
   }
-  const cuda::Comparison update = cuda::compare(cpu_update, gpu_update);
-  verdict(update.finite && update.relative_l2 <= 0.25, "total parameter update: " + cuda::describe(update) + " (bound 0.25)");
+  // Information, not a check: AdamW's first steps move every element by about lr whatever the size of
+  // its gradient, so elements whose gradient is at bf16 noise level may move the other way.
+  std::printf("  info: total parameter update, CUDA against CPU: %s\n", cuda::describe(cuda::compare(cpu_update, gpu_update)).c_str());
 
   if (steps > 3) {
     auto data = make_mock_data(shape, config.seed, true);
@@ -195,6 +236,7 @@ int main(int argc, char** argv) {
     std::printf("train_cuda_check: %s [%s]\n", device.name.c_str(), device.pci_bus.c_str());
     if (device_only) return 0;
     compare_one_backward(config, cuda::Tolerance{});
+    compare_optimizer(config);
     if (steps > 0) compare_steps(config, steps);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "train_cuda_check: %s\n", e.what());

@@ -317,14 +317,8 @@ class CudaTrainer final : public TrainLoop {
   }
 
   void adamw(float lr, float grad_scale, long t) {
-    const AdamWSettings& a = settings_.adamw;
-    const float correction1 = 1.0f - std::pow(a.beta1, static_cast<float>(t));
-    const float correction2 = 1.0f - std::pow(a.beta2, static_cast<float>(t));
-    float* p = model_.device_parameters();
-    const float* g = model_.device_gradients();
-    for (const AdamWPiece& piece : pieces_)
-      adamw_update(p + piece.offset, g + piece.offset, m_.get() + piece.state, v_.get() + piece.state, piece.count, lr, a.beta1, a.beta2,
-                   a.epsilon, piece.decay ? a.weight_decay : 0.0f, grad_scale, correction1, correction2, compute_);
+    adamw_step(pieces_, model_.device_parameters(), model_.device_gradients(), m_.get(), v_.get(), settings_.adamw, lr, grad_scale, t,
+               compute_);
   }
 
   // Under ZeRO-1: every rank's updated elements to every rank. Returns the seconds it took.

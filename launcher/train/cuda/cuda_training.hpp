@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 
 namespace gpudirect::train::cuda {
@@ -49,5 +50,11 @@ std::unique_ptr<Model> make_cuda_model(const GptConfig& config);
 // with fp32 state on the device, parameters all-gathered under ZeRO-1. `model` must come from
 // make_cuda_model and `comm` must be a CUDA communicator (NCCL). Checkpoints are the CPU path's format.
 std::unique_ptr<TrainLoop> make_cuda_trainer(Model& model, comm::Communicator& comm, DataSource& data, const TrainSettings& settings);
+
+// For the GPU check: the device's AdamW step (all of `layout`, state as long as the buffer) and its
+// sum of squares, run on copies of host buffers and copied back.
+void adamw_step_on_device(const ParameterLayout& layout, const AdamWSettings& settings, std::span<float> parameters,
+                          std::span<const float> gradients, std::span<float> m, std::span<float> v, float lr, float grad_scale, long t);
+double sum_of_squares_on_device(std::span<const float> values);
 
 }  // namespace gpudirect::train::cuda

@@ -10,6 +10,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
+
+#include "train/optimizer.hpp"
 
 namespace gpudirect::train::cuda {
 
@@ -58,6 +61,10 @@ void softmax_cross_entropy(float* losses, bf16* dlogits, const float* logits, co
 // first); sum of squares in double into *result (added to it when accumulate), in a fixed order.
 void adamw_update(float* parameters, const float* gradients, float* m, float* v, std::size_t count, float lr, float beta1, float beta2,
                   float epsilon, float weight_decay, float grad_scale, float correction1, float correction2, cudaStream_t stream);
+// One AdamW step over `pieces` (optimizer.hpp: offsets into p and g, state offsets into m and v, the
+// decay flag per tensor), with bias correction for the 1-based step t, as AdamW::step does it.
+void adamw_step(const std::vector<AdamWPiece>& pieces, float* p, const float* g, float* m, float* v, const AdamWSettings& settings,
+                float lr, float grad_scale, long t, cudaStream_t stream);
 inline constexpr int kSumOfSquaresBlocks = 512;  // partials holds this many doubles
 void sum_of_squares(double* result, double* partials, const float* values, std::size_t count, bool accumulate, cudaStream_t stream);
 

@@ -2,6 +2,8 @@
 #include "train/cuda/kernels.cuh"
 #include "train/cuda/reductions.cuh"
 
+#include <cmath>
+
 namespace gpudirect::train::cuda {
 namespace {
 
@@ -47,6 +49,16 @@ void adamw_update(float* parameters, const float* gradients, float* m, float* v,
   adamw_kernel<<<grid_stride_blocks(count), kThreadsPerBlock, 0, stream>>>(parameters, gradients, m, v, count, lr, beta1, beta2, epsilon,
                                                                           weight_decay, grad_scale, correction1, correction2);
   GPUDIRECT_LAUNCHED();
+}
+
+void adamw_step(const std::vector<AdamWPiece>& pieces, float* p, const float* g, float* m, float* v, const AdamWSettings& settings,
+                float lr, float grad_scale, long t, cudaStream_t stream) {
+  // The same float expressions as AdamW::step, so both round the corrections alike.
+  const float correction1 = 1.0f - std::pow(settings.beta1, static_cast<float>(t));
+  const float correction2 = 1.0f - std::pow(settings.beta2, static_cast<float>(t));
+  for (const AdamWPiece& piece : pieces)
+    adamw_update(p + piece.offset, g + piece.offset, m + piece.state, v + piece.state, piece.count, lr, settings.beta1, settings.beta2,
+                 settings.epsilon, piece.decay ? settings.weight_decay : 0.0f, grad_scale, correction1, correction2, stream);
 }
 
 void sum_of_squares(double* result, double* partials, const float* values, std::size_t count, bool accumulate, cudaStream_t stream) {
