@@ -238,6 +238,14 @@ int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_op
       throw UsageError(e.what());
     }
   }
+  // auto decides per rank: every rank must have decided the same (a job with GPUs on some nodes only).
+  if (session.store && o.backend == "auto") {
+    const std::vector<std::string> choices = session.store->all_gather("train/backend", use_cuda ? "nccl" : "libfabric");
+    for (std::size_t r = 0; r < choices.size(); ++r)
+      if (choices[r] != choices[0])
+        throw UsageError("--backend auto: rank 0 chose " + choices[0] + " but rank " + std::to_string(r) + " chose " + choices[r] +
+                         " (GPUs visible on some ranks only); pass --backend nccl or --backend libfabric");
+  }
   train::BatchShape shape{context.size, context.rank, config.micro_batch, config.grad_accum, config.seq_len, config.vocab};
   std::unique_ptr<train::DataSource> data;
   if (o.data == "mock") data = train::make_mock_data(shape, config.seed, true);
