@@ -5,19 +5,14 @@
 // D_i = sum_d dout_i * out_i, and ds = p (dout_i . v_j - D_i). dq and (dk, dv) come from two kernels
 // so that every output element is written by one warp, in a fixed order: no atomics.
 #include "train/cuda/cuda_check.cuh"
+#include "train/cuda/attention_math.hpp"
 #include "train/cuda/kernels.cuh"
 #include "train/cuda/reductions.cuh"
 
 namespace gpudirect::train::cuda {
 namespace {
 
-struct Heads {
-  int B, T, C, NH, hs;
-  float scale;
-  // Row r of [B, NH, T]: the token's offset into qkv [B, T, 3C] and into out [B, T, C] for head h.
-  __device__ std::size_t qkv_at(int b, int t, int h) const { return (static_cast<std::size_t>(b) * T + t) * 3 * C + static_cast<std::size_t>(h) * hs; }
-  __device__ std::size_t out_at(int b, int t, int h) const { return (static_cast<std::size_t>(b) * T + t) * C + static_cast<std::size_t>(h) * hs; }
-};
+using Heads = AttentionShape;
 
 template <int kPerLane>
 __device__ inline void load(float (&dst)[kPerLane], const bf16* src, int hs, int lane) {
@@ -51,35 +46,31 @@ __device__ inline void store(bf16* dst, const float (&src)[kPerLane], float fact
 template <int kPerLane>
 __global__ void attention_forward_kernel(bf16* out, float* lse, const bf16* qkv, Heads g) {
   const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
-  if (row >= g.B * g.NH * g.T) return;
-  const int t = row % g.T, h = (row / g.T) % g.NH, b = row / (g.T * g.NH);
+  if (row >= g.rows()) return;
+  const int t = g.t_of(row), h = g.h_of(row), b = g.b_of(row);
   float q[kPerLane], acc[kPerLane], v[kPerLane];
   load(q, qkv + g.qkv_at(b, t, h), g.hs, lane);
 #pragma unroll
   for (int i = 0; i < kPerLane; ++i) acc[i] = 0.0f;
-  float running_max = -INFINITY, running_sum = 0.0f;
+  OnlineSoftmax softmax;
   for (int j = 0; j <= t; ++j) {
     const std::size_t key = g.qkv_at(b, j, h);
-    const float s = dot(q, qkv + key + g.C, g.hs, lane) * g.scale;
-    const float new_max = fmaxf(running_max, s);
-    const float correction = expf(running_max - new_max);  // 0 on the first key
-    const float p = expf(s - new_max);
-    running_sum = running_sum * correction + p;
+    float p = 0.0f;
+    const float correction = softmax.add(dot(q, qkv + key + g.C, g.hs, lane) * g.scale, p);
     load(v, qkv + key + 2 * g.C, g.hs, lane);
 #pragma unroll
     for (int i = 0; i < kPerLane; ++i) acc[i] = acc[i] * correction + p * v[i];
-    running_max = new_max;
   }
-  store(out + g.out_at(b, t, h), acc, 1.0f / running_sum, g.hs, lane);
-  if (lane == 0) lse[row] = running_max + logf(running_sum);
+  store(out + g.out_at(b, t, h), acc, 1.0f / softmax.sum, g.hs, lane);
+  if (lane == 0) lse[row] = softmax.log_sum_exp();
 }
 
 // D[row] = dout_row . out_row
 template <int kPerLane>
 __global__ void attention_delta_kernel(float* delta, const bf16* dout, const bf16* out, Heads g) {
   const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
-  if (row >= g.B * g.NH * g.T) return;
-  const int t = row % g.T, h = (row / g.T) % g.NH, b = row / (g.T * g.NH);
+  if (row >= g.rows()) return;
+  const int t = g.t_of(row), h = g.h_of(row), b = g.b_of(row);
   float d[kPerLane];
   load(d, dout + g.out_at(b, t, h), g.hs, lane);
   const float value = dot(d, out + g.out_at(b, t, h), g.hs, lane);
@@ -90,8 +81,8 @@ __global__ void attention_delta_kernel(float* delta, const bf16* dout, const bf1
 template <int kPerLane>
 __global__ void attention_dq_kernel(bf16* dqkv, const float* delta, const bf16* dout, const bf16* qkv, const float* lse, Heads g) {
   const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
-  if (row >= g.B * g.NH * g.T) return;
-  const int t = row % g.T, h = (row / g.T) % g.NH, b = row / (g.T * g.NH);
+  if (row >= g.rows()) return;
+  const int t = g.t_of(row), h = g.h_of(row), b = g.b_of(row);
   float q[kPerLane], d[kPerLane], k[kPerLane], acc[kPerLane];
   load(q, qkv + g.qkv_at(b, t, h), g.hs, lane);
   load(d, dout + g.out_at(b, t, h), g.hs, lane);
@@ -100,8 +91,8 @@ __global__ void attention_dq_kernel(bf16* dqkv, const float* delta, const bf16* 
   const float row_lse = lse[row], row_delta = delta[row];
   for (int j = 0; j <= t; ++j) {
     const std::size_t key = g.qkv_at(b, j, h);
-    const float p = expf(dot(q, qkv + key + g.C, g.hs, lane) * g.scale - row_lse);
-    const float ds = p * (dot(d, qkv + key + 2 * g.C, g.hs, lane) - row_delta);
+    const float p = attention_probability(dot(q, qkv + key + g.C, g.hs, lane) * g.scale, row_lse);
+    const float ds = attention_dscore(p, dot(d, qkv + key + 2 * g.C, g.hs, lane), row_delta);
     load(k, qkv + key + g.C, g.hs, lane);
 #pragma unroll
     for (int i = 0; i < kPerLane; ++i) acc[i] += ds * k[i];
@@ -113,8 +104,8 @@ __global__ void attention_dq_kernel(bf16* dqkv, const float* delta, const bf16* 
 template <int kPerLane>
 __global__ void attention_dkv_kernel(bf16* dqkv, const float* delta, const bf16* dout, const bf16* qkv, const float* lse, Heads g) {
   const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
-  if (row >= g.B * g.NH * g.T) return;
-  const int j = row % g.T, h = (row / g.T) % g.NH, b = row / (g.T * g.NH);
+  if (row >= g.rows()) return;
+  const int j = g.t_of(row), h = g.h_of(row), b = g.b_of(row);
   const int head_rows = row - j;  // row of (b, h, 0)
   float k[kPerLane], v[kPerLane], q[kPerLane], d[kPerLane], dk[kPerLane], dv[kPerLane];
   const std::size_t key = g.qkv_at(b, j, h);
@@ -125,8 +116,8 @@ __global__ void attention_dkv_kernel(bf16* dqkv, const float* delta, const bf16*
   for (int t = j; t < g.T; ++t) {
     const bf16* q_row = qkv + g.qkv_at(b, t, h);
     const bf16* d_row = dout + g.out_at(b, t, h);
-    const float p = expf(dot(k, q_row, g.hs, lane) * g.scale - lse[head_rows + t]);
-    const float ds = p * (dot(v, d_row, g.hs, lane) - delta[head_rows + t]);
+    const float p = attention_probability(dot(k, q_row, g.hs, lane) * g.scale, lse[head_rows + t]);
+    const float ds = attention_dscore(p, dot(v, d_row, g.hs, lane), delta[head_rows + t]);
     load(q, q_row, g.hs, lane);
     load(d, d_row, g.hs, lane);
 #pragma unroll
@@ -137,12 +128,6 @@ __global__ void attention_dkv_kernel(bf16* dqkv, const float* delta, const bf16*
   }
   store(dqkv + key + g.C, dk, g.scale, g.hs, lane);
   store(dqkv + key + 2 * g.C, dv, 1.0f, g.hs, lane);
-}
-
-Heads heads(int B, int T, int C, int NH) {
-  const int hs = C / NH;
-  require_head_size_fits(hs);
-  return Heads{B, T, C, NH, hs, 1.0f / sqrtf(static_cast<float>(hs))};
 }
 
 // Calls f.template operator()<kPerLane>() with the smallest of 1, 2, 4, 8 channels per lane that holds a head.
@@ -158,7 +143,7 @@ void with_channels_per_lane(int hs, F&& f) {
 }  // namespace
 
 void attention_forward(bf16* out, float* lse, const bf16* qkv, int B, int T, int C, int NH, cudaStream_t stream) {
-  const Heads g = heads(B, T, C, NH);
+  const Heads g = attention_shape(B, T, C, NH);
   const unsigned blocks = warp_per_row_blocks(static_cast<std::size_t>(B) * NH * T);
   with_channels_per_lane(g.hs, [&]<int kPerLane>() {
     attention_forward_kernel<kPerLane><<<blocks, kThreadsPerBlock, 0, stream>>>(out, lse, qkv, g);
@@ -168,7 +153,7 @@ void attention_forward(bf16* out, float* lse, const bf16* qkv, int B, int T, int
 
 void attention_backward(bf16* dqkv, float* scratch, const bf16* dout, const bf16* qkv, const bf16* out, const float* lse, int B, int T,
                         int C, int NH, cudaStream_t stream) {
-  const Heads g = heads(B, T, C, NH);
+  const Heads g = attention_shape(B, T, C, NH);
   const unsigned blocks = warp_per_row_blocks(static_cast<std::size_t>(B) * NH * T);
   with_channels_per_lane(g.hs, [&]<int kPerLane>() {
     attention_delta_kernel<kPerLane><<<blocks, kThreadsPerBlock, 0, stream>>>(scratch, dout, out, g);
