@@ -17,6 +17,7 @@ if [ ! -x "$check" ]; then
   exit 0
 fi
 out=$("$check" --device-only 2>&1)
+echo "$out"
 case "$out" in
   *SKIPPED*) echo "check_cuda_training: SKIPPED: ${out#*SKIPPED: }"; exit 0 ;;
 esac

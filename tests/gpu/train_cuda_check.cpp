@@ -224,6 +224,9 @@ int main(int argc, char** argv) {
       return 6;
     }
   }
+  // cuBLAS is opened with dlopen: say whether it loads even where there is no GPU to use it on.
+  const std::string cublas = cuda::cublas_problem();
+  std::printf("train_cuda_check: cuBLAS %s\n", cublas.empty() ? "loads" : cublas.c_str());
   const std::string problem = cuda::device_problem();
   if (!problem.empty()) {
     std::printf("train_cuda_check: SKIPPED: no CUDA device (%s)\n", problem.c_str());
@@ -232,6 +235,7 @@ int main(int argc, char** argv) {
   try {
     GptConfig config = preset_config(preset);
     if (micro_batch > 0) config.micro_batch = micro_batch;
+    if (!cublas.empty()) return 1;
     const cuda::DeviceInfo device = cuda::select_device(0);
     std::printf("train_cuda_check: %s [%s]\n", device.name.c_str(), device.pci_bus.c_str());
     if (device_only) return 0;

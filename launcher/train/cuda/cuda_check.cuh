@@ -1,6 +1,8 @@
 // Turning CUDA and cuBLAS status codes into exceptions that name the call and where it was made.
 #pragma once
 
+#include "train/cuda/cublas_library.cuh"
+
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -18,7 +20,7 @@ inline void check_cuda(cudaError_t rc, const char* call, const char* file, int l
 inline void check_cublas(cublasStatus_t rc, const char* call, const char* file, int line) {
   if (rc != CUBLAS_STATUS_SUCCESS)
     throw std::runtime_error(std::string("gpudirect-launch train (cuBLAS): ") + call + " failed at " + file + ":" + std::to_string(line) +
-                             ": " + cublasGetStatusString(rc));
+                             ": " + cublas().status_string(rc));
 }
 
 }  // namespace gpudirect::train::cuda

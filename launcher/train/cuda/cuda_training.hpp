@@ -22,6 +22,8 @@ namespace gpudirect::train::cuda {
 // ("no CUDA-capable device is detected", "CUDA driver version is insufficient ...").
 std::string device_problem();
 int device_count();  // 0 when no device or no driver
+// Empty when cuBLAS (opened with dlopen, see cublas_library.cuh) loads; otherwise why not.
+std::string cublas_problem();
 
 struct DeviceInfo {
   int index = 0;                 // among the visible devices

@@ -26,6 +26,15 @@ int device_count() {
   return count;
 }
 
+std::string cublas_problem() {
+  try {
+    cublas();
+    return "";
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+}
+
 DeviceInfo select_device(int local_rank) {
   const std::string problem = device_problem();
   if (!problem.empty()) throw std::runtime_error("gpudirect-launch train: no GPU for the CUDA model: " + problem);

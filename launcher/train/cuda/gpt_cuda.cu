@@ -46,8 +46,8 @@ CudaGpt::CudaGpt(const GptConfig& config)
       staged_(5 * static_cast<std::size_t>(config_.micro_batch) * config_.seq_len + 1),
       host_losses_(static_cast<std::size_t>(config_.micro_batch) * config_.seq_len) {
   GPUDIRECT_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  GPUDIRECT_CUBLAS(cublasCreate(&cublas_));
-  GPUDIRECT_CUBLAS(cublasSetStream(cublas_, stream_));
+  GPUDIRECT_CUBLAS(cublas().create(&cublas_));
+  GPUDIRECT_CUBLAS(cublas().set_stream(cublas_, stream_));
 
   const std::size_t L = static_cast<std::size_t>(config_.layers), C = static_cast<std::size_t>(config_.width);
   const std::size_t BT = static_cast<std::size_t>(config_.micro_batch) * config_.seq_len, BTC = BT * C;
@@ -102,7 +102,7 @@ CudaGpt::CudaGpt(const GptConfig& config)
 
 CudaGpt::~CudaGpt() {
   if (stream_) cudaStreamSynchronize(stream_);
-  if (cublas_) cublasDestroy(cublas_);
+  if (cublas_) cublas().destroy(cublas_);
   if (stream_) cudaStreamDestroy(stream_);
 }
 

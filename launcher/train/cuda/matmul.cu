@@ -32,7 +32,7 @@ struct Operands {
 
 void run(cublasHandle_t handle, const GemmPlan& p, const Operands& operands, void* c, cudaDataType_t c_type) {
   const float alpha = 1.0f;
-  GPUDIRECT_CUBLAS(cublasGemmEx(handle, p.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, p.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, p.m, p.n,
+  GPUDIRECT_CUBLAS(cublas().gemm_ex(handle, p.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, p.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, p.m, p.n,
                                 p.k, &alpha, operands[p.a], CUDA_R_16BF, p.lda, operands[p.b], CUDA_R_16BF, p.ldb, &p.beta, c, c_type,
                                 p.ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
@@ -41,7 +41,7 @@ void run(cublasHandle_t handle, const GemmPlan& p, const Operands& operands, voi
 
 void matmul_forward(cublasHandle_t handle, void* out, cudaDataType_t out_type, const bf16* inp, const bf16* weight, const float* bias,
                     int N, int IC, int OC, cudaStream_t stream) {
-  GPUDIRECT_CUBLAS(cublasSetStream(handle, stream));
+  GPUDIRECT_CUBLAS(cublas().set_stream(handle, stream));
   if (bias != nullptr) {
     // Start from the bias and let the product accumulate onto it, as the CPU path does.
     const std::size_t n = static_cast<std::size_t>(N) * OC;
@@ -59,7 +59,7 @@ void matmul_forward(cublasHandle_t handle, void* out, cudaDataType_t out_type, c
 
 void matmul_backward(cublasHandle_t handle, void* dinp, cudaDataType_t dinp_type, float* dweight, float* dbias, const bf16* dout,
                      const bf16* inp, const bf16* weight, const bf16* ones, int N, int IC, int OC, cudaStream_t stream) {
-  GPUDIRECT_CUBLAS(cublasSetStream(handle, stream));
+  GPUDIRECT_CUBLAS(cublas().set_stream(handle, stream));
   const Operands operands{inp, weight, dout, ones};
   if (dinp != nullptr) run(handle, dinp_plan(N, IC, OC), operands, dinp, dinp_type);
   run(handle, dweight_plan(N, IC, OC), operands, dweight, CUDA_R_32F);
