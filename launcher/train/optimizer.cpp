@@ -29,10 +29,10 @@ double sum_of_squares(std::span<const float> values) {
   return sum;
 }
 
-AdamW::AdamW(const ParameterLayout& layout, std::vector<Segment> segments, AdamWSettings settings)
-    : segments_(std::move(segments)), settings_(settings) {
+std::vector<AdamWPiece> adamw_pieces(const ParameterLayout& layout, const std::vector<Segment>& segments) {
+  std::vector<AdamWPiece> pieces;
   std::size_t state = 0;
-  for (const Segment& segment : segments_) {
+  for (const Segment& segment : segments) {
     if (segment.offset + segment.count > layout.total())
       throw std::out_of_range("AdamW: segment [" + std::to_string(segment.offset) + ", +" + std::to_string(segment.count) +
                               ") is outside the parameter buffer of " + std::to_string(layout.total()));
@@ -40,10 +40,17 @@ AdamW::AdamW(const ParameterLayout& layout, std::vector<Segment> segments, AdamW
       const std::size_t begin = std::max(segment.offset, tensor.offset);
       const std::size_t end = std::min(segment.offset + segment.count, tensor.offset + tensor.count);
       if (begin >= end) continue;
-      pieces_.push_back({begin, state + (begin - segment.offset), end - begin, tensor.weight_decay});
+      pieces.push_back({begin, state + (begin - segment.offset), end - begin, tensor.weight_decay});
     }
     state += segment.count;
   }
+  return pieces;
+}
+
+AdamW::AdamW(const ParameterLayout& layout, std::vector<Segment> segments, AdamWSettings settings)
+    : segments_(std::move(segments)), pieces_(adamw_pieces(layout, segments_)), settings_(settings) {
+  std::size_t state = 0;
+  for (const Segment& segment : segments_) state += segment.count;
   m_.assign(state, 0.0f);
   v_.assign(state, 0.0f);
 }
@@ -52,7 +59,7 @@ void AdamW::step(std::span<float> parameters, std::span<const float> gradients, 
   const float beta1 = settings_.beta1, beta2 = settings_.beta2, eps = settings_.epsilon;
   const float correction1 = 1.0f - std::pow(beta1, static_cast<float>(t));
   const float correction2 = 1.0f - std::pow(beta2, static_cast<float>(t));
-  for (const Piece& piece : pieces_) {
+  for (const AdamWPiece& piece : pieces_) {
     float* p = parameters.data() + piece.offset;
     const float* g = gradients.data() + piece.offset;
     float* m = m_.data() + piece.state;

@@ -43,6 +43,17 @@ struct Segment {
   std::size_t count = 0;
 };
 
+// A part of a segment inside one tensor: the unit AdamW updates (the decay flag is per tensor).
+struct AdamWPiece {
+  std::size_t offset = 0;  // in the parameter buffer
+  std::size_t state = 0;   // in the moment buffers (segments stored one after another)
+  std::size_t count = 0;
+  bool decay = false;
+};
+
+// Splits `segments` at tensor boundaries. Throws std::out_of_range for a segment outside the buffer.
+std::vector<AdamWPiece> adamw_pieces(const ParameterLayout& layout, const std::vector<Segment>& segments);
+
 class AdamW {
  public:
   // `segments` must not overlap; the moment buffers are stored segment after segment.
@@ -59,14 +70,8 @@ class AdamW {
   const AdamWSettings& settings() const { return settings_; }
 
  private:
-  struct Piece {              // a part of a segment inside one tensor: the decay flag is per tensor
-    std::size_t offset = 0;   // in the parameter buffer
-    std::size_t state = 0;    // in m_/v_
-    std::size_t count = 0;
-    bool decay = false;
-  };
   std::vector<Segment> segments_;
-  std::vector<Piece> pieces_;
+  std::vector<AdamWPiece> pieces_;
   std::vector<float> m_, v_;
   AdamWSettings settings_;
 };

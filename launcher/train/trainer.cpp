@@ -138,6 +138,11 @@ void Trainer::load_checkpoint(const std::string& path, const std::string& data_d
   step_ = step;
 }
 
+int Trainer::broadcast_from_leader(int value) {
+  if (comm_.size() > 1) comm_.broadcast(&value, &value, 1, comm::DataType::int32, 0)->wait();
+  return value;
+}
+
 std::vector<int> Trainer::check_parameters_agree() { return ranks_with_different_parameters(comm_, model_.parameters()); }
 
 }  // namespace gpudirect::train

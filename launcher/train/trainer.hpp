@@ -9,6 +9,7 @@
 #include "train/gradient_sync.hpp"
 #include "train/model.hpp"
 #include "train/optimizer.hpp"
+#include "train/train_loop.hpp"
 
 #include <atomic>
 #include <memory>
@@ -16,46 +17,19 @@
 
 namespace gpudirect::train {
 
-struct TrainSettings {
-  LrSchedule schedule;
-  AdamWSettings adamw;
-  float grad_clip = 1.0f;        // global-norm clipping; <= 0 turns it off
-  bool zero1 = false;
-  std::size_t first_bucket_bytes = kFirstBucketBytes;
-  std::size_t bucket_bytes = kBucketBytes;
-};
-
-struct StepResult {
-  long step = 0;                     // 0-based index of the step just done
-  double loss = 0;                   // mean over ranks (and micro-batches)
-  float lr = 0;
-  double grad_norm = 0;              // before clipping
-  double seconds = 0;                // this rank's step time
-  double exposed_comm_seconds = 0;   // this rank's time blocked on communication
-  std::vector<double> rank_seconds;  // every rank's step time
-  std::vector<double> rank_exposed_seconds;
-  bool stop = false;                 // some rank asked to stop (a signal): every rank agrees
-};
-
-class Trainer {
+class Trainer final : public TrainLoop {
  public:
   Trainer(Model& model, comm::Communicator& comm, DataSource& data, const TrainSettings& settings);
 
-  // Rank 0's parameters to every rank (call once before the first step of a fresh run).
-  void broadcast_initial_parameters();
-  // Runs step `next_step()`; `stop_requested` is this rank's wish to stop after it.
-  StepResult step(bool stop_requested);
-  long next_step() const { return step_; }
-
-  // Collective: every rank must call these. Rank 0 writes / reads the file; the state goes to all.
-  void save_checkpoint(const std::string& path, const std::string& data_description);
-  void load_checkpoint(const std::string& path, const std::string& data_description);
-
-  // Collective: the ranks whose parameters differ from rank 0's.
-  std::vector<int> check_parameters_agree();
-
-  // Micro-batches done in the current step (for a progress line while a long step runs).
-  int micro_batches_done() const { return micro_done_.load(std::memory_order_relaxed); }
+  void broadcast_initial_parameters() override;
+  StepResult step(bool stop_requested) override;
+  long next_step() const override { return step_; }
+  void save_checkpoint(const std::string& path, const std::string& data_description) override;
+  void load_checkpoint(const std::string& path, const std::string& data_description) override;
+  std::vector<int> check_parameters_agree() override;
+  int broadcast_from_leader(int value) override;
+  int micro_batches_done() const override { return micro_done_.load(std::memory_order_relaxed); }
+  std::size_t bucket_count() const override { return sync_.buckets().size(); }
 
   const GradientSync& sync() const { return sync_; }
   CheckpointHeader header(const std::string& data_description) const;

@@ -9,6 +9,9 @@
 #include "metrics/straggler.hpp"
 #include "metrics/train_metrics.hpp"
 #include "train/cpu/cpu_model.hpp"
+#ifdef GPUDIRECT_HAVE_CUDA_TRAINING
+#include "train/cuda/cuda_training.hpp"
+#endif
 #include "train/data_source.hpp"
 #include "train/peak_flops.hpp"
 #include "train/trainer.hpp"
@@ -123,6 +126,33 @@ std::string format_count(double value) {
 
 using metrics::median;
 
+// --backend nccl: the CUDA model with NCCL collectives, refused (exit 6) where it cannot run;
+// auto: the CUDA model where this build has it and a GPU is visible, else the CPU model over libfabric.
+bool choose_cuda_model(const std::string& backend) {
+  if (backend == "libfabric") return false;
+#ifdef GPUDIRECT_HAVE_CUDA_TRAINING
+  const std::string problem = train::cuda::device_problem();
+  if (backend == "auto") return problem.empty();
+  if (!problem.empty())
+    throw UsageError("--backend nccl: no CUDA device here (" + problem + "); run on a GPU node, or use --backend libfabric for the CPU model");
+  return true;
+#else
+  if (backend == "nccl")
+    throw UsageError("--backend nccl: this gpudirect-launch was built without CUDA (no nvcc, cuBLAS or NCCL when it was configured), so it "
+                     "has no CUDA model; rebuild where the CUDA toolkit and NCCL are installed, or use --backend libfabric");
+  return false;
+#endif
+}
+
+// Device memory in use on this rank's GPU (every process on it), 0 without the CUDA model.
+double gpu_memory_gib(bool use_cuda) {
+#ifdef GPUDIRECT_HAVE_CUDA_TRAINING
+  if (use_cuda) return static_cast<double>(train::cuda::device_memory_used()) / (1u << 30);
+#endif
+  (void)use_cuda;
+  return 0;
+}
+
 // The time each rank computed in a step: its step minus the communication it waited for. The
 // gradient all-reduce makes every rank's wall step time about the same, so a slow rank shows here
 // (the others wait for it, it waits for nobody).
@@ -139,7 +169,7 @@ double unix_seconds() { return std::chrono::duration<double>(std::chrono::system
 // fabric): the step, how long it has run and how many micro-batches are done.
 class ProgressTicker {
  public:
-  ProgressTicker(const train::Trainer& trainer, int steps, int micro_batches, double interval_s)
+  ProgressTicker(const train::TrainLoop& trainer, int steps, int micro_batches, double interval_s)
       : trainer_(trainer), steps_(steps), micro_batches_(micro_batches), interval_(interval_s) {
     if (interval_s > 0) thread_ = std::thread([this] { run(); });
   }
@@ -175,7 +205,7 @@ class ProgressTicker {
       std::fflush(stdout);
     }
   }
-  const train::Trainer& trainer_;
+  const train::TrainLoop& trainer_;
   int steps_, micro_batches_;
   double interval_;
   std::mutex mutex_;
@@ -193,8 +223,7 @@ int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_op
   if (o.lr <= 0 || o.bucket_mib <= 0 || o.first_bucket_mib <= 0) throw UsageError("--lr and the bucket sizes must be positive");
   if (o.backend != "auto" && o.backend != "libfabric" && o.backend != "nccl")
     throw UsageError("--backend " + o.backend + ": expected auto, libfabric or nccl");
-  if (o.backend == "nccl")
-    throw UsageError("--backend nccl: the CUDA model is not built yet, so training runs the fp32 CPU model over libfabric; use --backend auto or libfabric");
+  const bool use_cuda = choose_cuda_model(o.backend);
   const train::GptConfig config = build_config(o);
   install_stop_handlers();
 
@@ -209,14 +238,14 @@ int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_op
       throw UsageError(e.what());
     }
   }
-  auto communicator = comm::make_communicator({"libfabric", session_options.timeout}, session);
-  const std::vector<std::string> hosts =
-      session.store ? session.store->all_gather("train/hosts", context.hostname) : std::vector<std::string>{context.hostname};
-
-  const int threads = o.threads > 0 ? o.threads : default_threads(context);
-  std::unique_ptr<train::Model> model = train::make_cpu_model(config, threads);
-  train::initialize_parameters(config, model->parameters(), config.seed);
-
+  // auto decides per rank: every rank must have decided the same (a job with GPUs on some nodes only).
+  if (session.store && o.backend == "auto") {
+    const std::vector<std::string> choices = session.store->all_gather("train/backend", use_cuda ? "nccl" : "libfabric");
+    for (std::size_t r = 0; r < choices.size(); ++r)
+      if (choices[r] != choices[0])
+        throw UsageError("--backend auto: rank 0 chose " + choices[0] + " but rank " + std::to_string(r) + " chose " + choices[r] +
+                         " (GPUs visible on some ranks only); pass --backend nccl or --backend libfabric");
+  }
   train::BatchShape shape{context.size, context.rank, config.micro_batch, config.grad_accum, config.seq_len, config.vocab};
   std::unique_ptr<train::DataSource> data;
   if (o.data == "mock") data = train::make_mock_data(shape, config.seed, true);
@@ -233,23 +262,52 @@ int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_op
   settings.zero1 = o.zero1;
   settings.bucket_bytes = static_cast<std::size_t>(o.bucket_mib * (1 << 20));
   settings.first_bucket_bytes = static_cast<std::size_t>(o.first_bucket_mib * (1 << 20));
-  train::Trainer trainer(*model, *communicator, *data, settings);
 
-  // Peak FLOP/s per rank for MFU: given, or measured with a short sgemm probe on this rank's threads.
+  // Peak FLOP/s per rank for MFU: given, the GPU's dense bf16 peak, or measured with a short sgemm probe.
   double peak = o.peak_tflops * 1e12;
   std::string peak_source = "--peak-tflops";
-  if (peak <= 0) {
-    peak = train::measure_sgemm_flops();
-    double sum = peak;
-    if (context.size > 1) communicator->all_reduce(&sum, &sum, 1, comm::DataType::float64, comm::ReduceOp::sum)->wait();
-    peak = sum / context.size;
-    peak_source = "measured with sgemm";
+  std::unique_ptr<comm::Communicator> communicator;
+  std::unique_ptr<train::Model> model;
+  std::unique_ptr<train::TrainLoop> trainer_owner;
+  std::string model_description;
+  if (use_cuda) {
+#ifdef GPUDIRECT_HAVE_CUDA_TRAINING
+    const train::cuda::DeviceInfo device = train::cuda::select_device(context.local_rank);
+    if (peak <= 0) {
+      if (device.peak_bf16_flops <= 0)
+        throw UsageError("no dense bf16 peak is known for " + device.name + ": give --peak-tflops (per GPU) for MFU");
+      peak = device.peak_bf16_flops;
+      peak_source = "dense bf16 peak of " + device.name;
+    }
+    communicator = comm::make_communicator({"nccl", session_options.timeout}, session);
+    model = train::cuda::make_cuda_model(config);
+    trainer_owner = train::cuda::make_cuda_trainer(*model, *communicator, *data, settings);
+    model_description = "CUDA model (bf16 matmuls and activations, fp32 master weights and AdamW state; NOT YET VERIFIED ON A GPU, "
+                        "see tests/gpu/check_cuda_training.sh) on GPU " + std::to_string(device.index) + " [" + device.pci_bus + "] " +
+                        device.name;
+#endif
+  } else {
+    communicator = comm::make_communicator({"libfabric", session_options.timeout}, session);
+    const int threads = o.threads > 0 ? o.threads : default_threads(context);
+    model = train::make_cpu_model(config, threads);
+    train::initialize_parameters(config, model->parameters(), config.seed);
+    trainer_owner = std::make_unique<train::Trainer>(*model, *communicator, *data, settings);
+    model_description = "fp32 CPU model, " + std::to_string(threads) + " thread(s) per rank";
+    if (peak <= 0) {
+      peak = train::measure_sgemm_flops();
+      double sum = peak;
+      if (context.size > 1) communicator->all_reduce(&sum, &sum, 1, comm::DataType::float64, comm::ReduceOp::sum)->wait();
+      peak = sum / context.size;
+      peak_source = "measured with sgemm";
+    }
   }
+  train::TrainLoop& trainer = *trainer_owner;
+  const std::vector<std::string> hosts =
+      session.store ? session.store->all_gather("train/hosts", context.hostname) : std::vector<std::string>{context.hostname};
 
   bool resumed = false;
   if (o.resume) {
-    int exists = leader && std::filesystem::exists(o.checkpoint) ? 1 : 0;
-    if (context.size > 1) communicator->broadcast(&exists, &exists, 1, comm::DataType::int32, 0)->wait();
+    const int exists = trainer.broadcast_from_leader(leader && std::filesystem::exists(o.checkpoint) ? 1 : 0);
     if (exists) {
       trainer.load_checkpoint(o.checkpoint, data->describe());
       resumed = true;
@@ -278,11 +336,13 @@ int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_op
                 config.preset.c_str(), config.layers, config.heads, config.width, config.seq_len, config.vocab,
                 format_count(n_params).c_str(), context.size, std::set<std::string>(hosts.begin(), hosts.end()).size(),
                 config.micro_batch, config.grad_accum, context.size, format_count(tokens_per_step).c_str());
-    std::printf("gpudirect train: backend auto -> fp32 CPU model, %d thread(s) per rank, collectives over %s (the CUDA model "
-                "comes in a later release); data %s; %s; %zu gradient buckets; peak %.3f TFLOP/s per rank (%s)\n",
-                threads, communicator->backend_name().c_str(), data->describe().c_str(),
+    std::printf("gpudirect train: backend %s -> %s, collectives over %s; data %s; %s; %zu gradient buckets; "
+                "peak %.3f TFLOP/s per rank (%s)\n",
+                o.backend.c_str(), model_description.c_str(), communicator->backend_name().c_str(), data->describe().c_str(),
                 settings.zero1 && context.size > 1 ? "ZeRO-1 (sharded AdamW state)" : "replicated AdamW state",
-                trainer.sync().buckets().size(), peak / 1e12, peak_source.c_str());
+                trainer.bucket_count(), peak / 1e12, peak_source.c_str());
+    if (use_cuda) std::printf("gpudirect train: GPU memory in use after allocation: %.2f GiB (rank 0's GPU, all processes on it)\n",
+                              gpu_memory_gib(use_cuda));
     if (resumed) std::printf("gpudirect train: resumed from %s at step %ld\n", o.checkpoint.c_str(), trainer.next_step());
     std::fflush(stdout);
     write_json({{"type", "start"}, {"preset", config.preset}, {"layers", config.layers}, {"heads", config.heads},
@@ -412,9 +472,16 @@ int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_op
                 "exposed comm %.1f ms (%.1f%% of the step), parameters identical on all %d rank(s)\n",
                 step_times.size(), first_loss, last_loss, step_s * 1e3, format_count(tokens_per_step / step_s).c_str(),
                 flops_per_step / step_s / 1e12, mfu * 100, exposed_s * 1e3, 100 * exposed_s / step_s, context.size);
-    write_json({{"type", "summary"}, {"steps", step_times.size()}, {"first_loss", first_loss}, {"last_loss", last_loss},
-                {"median_step_ms", step_s * 1e3}, {"tokens_per_s", tokens_per_step / step_s}, {"tflops", flops_per_step / step_s / 1e12},
-                {"mfu", mfu}, {"median_exposed_comm_ms", exposed_s * 1e3}, {"exit_code", status}});
+    nlohmann::json summary = {{"type", "summary"}, {"steps", step_times.size()}, {"first_loss", first_loss}, {"last_loss", last_loss},
+                              {"median_step_ms", step_s * 1e3}, {"tokens_per_s", tokens_per_step / step_s},
+                              {"tflops", flops_per_step / step_s / 1e12}, {"mfu", mfu}, {"median_exposed_comm_ms", exposed_s * 1e3},
+                              {"exit_code", status}};
+    if (use_cuda) {
+      const double gib = gpu_memory_gib(use_cuda);
+      std::printf("gpudirect train: GPU memory in use at the end: %.2f GiB (rank 0's GPU, all processes on it)\n", gib);
+      summary["gpu_memory_gib"] = gib;
+    }
+    write_json(summary);
   }
   if (json) std::fclose(json);
   communicator->synchronize();
@@ -429,8 +496,8 @@ void register_train(CLI::App& app, CommandContext& context) {
   CLI::App* cmd = app.add_subcommand("train",
       "Data-parallel GPT training steps on every rank of the job (the cluster's end-to-end check): loss, step time, "
       "tokens/s, TFLOP/s, MFU (6N+6LCT FLOPs per token), exposed communication and the straggler rank (compute time "
-      "over 1.2x the median) per step. Today the model is the "
-      "fp32 CPU reference with collectives over libfabric on host memory. Exit codes: 0 ok, 1 failure (I/O, "
+      "over 1.2x the median) per step. The model is the fp32 CPU reference with collectives over libfabric on host "
+      "memory, or on GPUs the CUDA model (bf16, NCCL; built where CUDA was found, not yet verified on a GPU). Exit codes: 0 ok, 1 failure (I/O, "
       "communication, refused checkpoint), 6 usage, 8 parameters differ between ranks at the end, 10 stopped by "
       "SIGTERM/SIGUSR1 after finishing the step (checkpoint written when --checkpoint is given; rerun with --resume).");
   cmd->add_option("--preset", o->preset, "model and batch shape: tiny (L2 H4 C64 T64 V512 B4), gpt2-124m (L12 H12 C768 T1024 V50257 B8), gpt3-5b (L24 H32 C4096 T2048 V50257 B4) (default tiny)");
@@ -458,13 +525,16 @@ void register_train(CLI::App& app, CommandContext& context) {
   cmd->add_option("--checkpoint-every", o->checkpoint_every, "also write the checkpoint every N steps (default 0: off)");
   cmd->add_flag("--resume", o->resume, "continue from --checkpoint (starts at step 0 when the file does not exist yet); the same settings are required");
   cmd->add_option("--threads", o->threads, "CPU threads per rank (default: the rank's CPUs, shared among local ranks when unbound)");
-  cmd->add_option("--backend", o->backend, "auto, libfabric or nccl; auto picks the CPU model over libfabric (the CUDA model is a later release)");
+  cmd->add_option("--backend", o->backend, "auto, libfabric (fp32 CPU model, collectives on host memory) or nccl (CUDA model, one GPU per "
+                  "rank chosen by local rank, NCCL collectives; refused where the build has no CUDA or no GPU is visible); auto picks "
+                  "nccl when this build has the CUDA model and a GPU is visible, else libfabric");
   cmd->add_option("-J,--json", o->json, "write one JSON object per line: start, every step, summary (rank 0; appended on --resume)");
   cmd->add_option("--metrics-file", o->metrics_file,
                   "rank 0 writes loss, step time, tokens/s, MFU and the straggler in the Prometheus text format for node_exporter's "
                   "textfile collector (gpudirect_train_* gauges; a PATH ending in .prom in --collector.textfile.directory), "
                   "replaced atomically after the first step, at most every 5 s and at the end");
-  cmd->add_option("--peak-tflops", o->peak_tflops, "peak FLOP/s per rank in TFLOP/s for MFU (default: measured with a short sgemm probe)");
+  cmd->add_option("--peak-tflops", o->peak_tflops, "peak FLOP/s per rank in TFLOP/s for MFU (default: the GPU's dense bf16 peak for "
+                  "the CUDA model, H100 SXM 989; a short sgemm probe for the CPU model)");
   cmd->add_option("--progress-seconds", o->progress_seconds, "print a progress line when a step runs longer than this, 0 for never (default 10)");
   cmd->add_option("--bucket-mib", o->bucket_mib, "gradient bucket size in MiB (default 25, as PyTorch DDP)");
   cmd->add_option("--first-bucket-mib", o->first_bucket_mib, "size of the first (last layers') bucket in MiB (default 1)");

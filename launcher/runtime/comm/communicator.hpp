@@ -70,6 +70,9 @@ class Communicator {
   virtual void copy_to_device(void* dst, const void* host_src, std::size_t bytes) = 0;
   virtual void copy_to_host(void* host_dst, const void* src, std::size_t bytes) = 0;
   virtual void synchronize() = 0;  // all outstanding work of this rank is complete
+  // CUDA communicators: the cudaStream_t (as void*) the collectives are enqueued on, so a caller can
+  // order them after its own kernels (cudaStreamWaitEvent) and time them with events. nullptr for host memory.
+  virtual void* cuda_stream() const { return nullptr; }
   virtual void barrier() = 0;      // every rank reached this point
 };
 

@@ -238,6 +238,7 @@ class NcclCommunicator final : public Communicator {
       pause_since(start);
     }
   }
+  void* cuda_stream() const override { return stream_; }
   void barrier() override {
     // A one-element all_reduce is NCCL's barrier.
     call("ncclAllReduce", [&] { return ncclAllReduce(scratch_, scratch_, 1, ncclFloat32, ncclSum, comm_, stream_); });

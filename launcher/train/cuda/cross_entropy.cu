@@ -1,0 +1,39 @@
+#include "train/cuda/cuda_check.cuh"
+#include "train/cuda/kernels.cuh"
+#include "train/cuda/reductions.cuh"
+
+namespace gpudirect::train::cuda {
+namespace {
+
+// One block per row: the max, the sum of exp(x - max), the loss in log-sum-exp form (exact even when
+// the target's probability underflows), then the gradient from the same two numbers.
+__global__ void softmax_cross_entropy_kernel(float* losses, bf16* dlogits, const float* logits, const std::int32_t* targets, float dloss,
+                                             int V) {
+  __shared__ float shared[kThreadsPerBlock / kWarpSize];
+  const std::size_t at = static_cast<std::size_t>(blockIdx.x) * V;
+  const float* x = logits + at;
+  float local_max = -INFINITY;
+  for (int i = threadIdx.x; i < V; i += blockDim.x) local_max = fmaxf(local_max, x[i]);
+  const float max = block_max(local_max, shared);
+  float local_sum = 0.0f;
+  for (int i = threadIdx.x; i < V; i += blockDim.x) local_sum += expf(x[i] - max);
+  const float sum = block_sum(local_sum, shared);
+  const int target = targets[blockIdx.x];
+  if (threadIdx.x == 0) losses[blockIdx.x] = logf(sum) + max - x[target];
+  if (dlogits == nullptr) return;
+  const float inv = 1.0f / sum;
+  for (int i = threadIdx.x; i < V; i += blockDim.x) {
+    const float p = expf(x[i] - max) * inv;
+    dlogits[at + i] = __float2bfloat16_rn(dloss * (p - (i == target ? 1.0f : 0.0f)));
+  }
+}
+
+}  // namespace
+
+void softmax_cross_entropy(float* losses, bf16* dlogits, const float* logits, const std::int32_t* targets, float dloss, int N, int V,
+                           cudaStream_t stream) {
+  softmax_cross_entropy_kernel<<<static_cast<unsigned>(N), kThreadsPerBlock, 0, stream>>>(losses, dlogits, logits, targets, dloss, V);
+  GPUDIRECT_LAUNCHED();
+}
+
+}  // namespace gpudirect::train::cuda

@@ -1,0 +1,47 @@
+#include "train/cuda/cublas_library.cuh"
+
+#include <dlfcn.h>
+
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+namespace gpudirect::train::cuda {
+namespace {
+
+template <typename F>
+void resolve(void* handle, const char* library, const char* symbol, F& out) {
+  void* address = ::dlsym(handle, symbol);
+  if (address == nullptr)
+    throw std::runtime_error(std::string("gpudirect-launch train: ") + library + " has no " + symbol +
+                             " (a cuBLAS older than the headers this gpudirect-launch was built with?)");
+  out = reinterpret_cast<F>(address);
+}
+
+CublasLibrary open_cublas() {
+  const std::string library = "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR);
+  void* handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = ::dlerror();
+    throw std::runtime_error("gpudirect-launch train: cannot load " + library + " for the CUDA model (" + (why ? why : "unknown") +
+                             "); install the CUDA toolkit's cuBLAS " + std::to_string(CUBLAS_VER_MAJOR) +
+                             " or add its directory to LD_LIBRARY_PATH");
+  }
+  // Kept open for the life of the process: the model's handles live until exit.
+  CublasLibrary api;
+  resolve(handle, library.c_str(), "cublasCreate_v2", api.create);
+  resolve(handle, library.c_str(), "cublasDestroy_v2", api.destroy);
+  resolve(handle, library.c_str(), "cublasSetStream_v2", api.set_stream);
+  resolve(handle, library.c_str(), "cublasGemmEx", api.gemm_ex);
+  resolve(handle, library.c_str(), "cublasGetStatusString", api.status_string);
+  return api;
+}
+
+}  // namespace
+
+const CublasLibrary& cublas() {
+  static const CublasLibrary api = open_cublas();  // thread-safe initialisation; a throw is retried next call
+  return api;
+}
+
+}  // namespace gpudirect::train::cuda

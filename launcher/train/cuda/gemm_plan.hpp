@@ -1,0 +1,32 @@
+// The four cuBLAS products of a linear layer, as data: which operand goes where, transposed or not,
+// the sizes and the leading dimensions. cuBLAS is column-major and our matrices are row-major: a
+// row-major [R, K] matrix is the column-major [K, R] one, i.e. its transpose, so out = inp W^T
+// (row-major) is computed as out^T = W inp^T (column-major). matmul.cu launches exactly these plans,
+// and the unit tests run them through a host column-major gemm against the CPU layer, so the
+// transposes are checked without a GPU.
+#pragma once
+
+namespace gpudirect::train::cuda {
+
+enum class Operand { inp, weight, dout, ones };
+
+struct GemmPlan {
+  bool transpose_a = false, transpose_b = false;
+  int m = 0, n = 0, k = 0;
+  Operand a = Operand::inp, b = Operand::inp;
+  int lda = 0, ldb = 0, ldc = 0;
+  float beta = 0;  // 1: accumulate into C
+};
+
+// out[N, OC] = inp[N, IC] weight[OC, IC]^T (+= onto a bias already in out when accumulate).
+constexpr GemmPlan forward_plan(int N, int IC, int OC, bool accumulate) {
+  return {true, false, OC, N, IC, Operand::weight, Operand::inp, IC, IC, OC, accumulate ? 1.0f : 0.0f};
+}
+// dinp[N, IC] = dout[N, OC] weight[OC, IC] (overwritten).
+constexpr GemmPlan dinp_plan(int N, int IC, int OC) { return {false, false, IC, N, OC, Operand::weight, Operand::dout, IC, OC, IC, 0.0f}; }
+// dweight[OC, IC] += dout[N, OC]^T inp[N, IC].
+constexpr GemmPlan dweight_plan(int N, int IC, int OC) { return {false, true, IC, OC, N, Operand::inp, Operand::dout, IC, OC, IC, 1.0f}; }
+// dbias[OC] += dout[N, OC]^T ones[N].
+constexpr GemmPlan dbias_plan(int N, int OC) { return {false, false, OC, 1, N, Operand::dout, Operand::ones, OC, N, OC, 1.0f}; }
+
+}  // namespace gpudirect::train::cuda

@@ -1,0 +1,282 @@
+// The GPT forward and backward on the GPU, composed from the kernels of this folder in the same
+// order as ../cpu/gpt_cpu.cpp. Mixed precision: the matrix products read bf16 weights and bf16
+// activations and accumulate in fp32; the residual stream, the layer-norm statistics, the logits and
+// every parameter gradient are fp32; the master weights are fp32 and the bf16 copy is refreshed after
+// every change.
+#include "train/cuda/cuda_training.hpp"
+#include "train/cuda/gpt_cuda.cuh"
+#include "train/cuda/launch_geometry.hpp"
+#include "train/cuda/token_groups.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace gpudirect::train::cuda {
+namespace {
+
+struct BlockOffsets {
+  std::size_t ln1w, ln1b, qkvw, qkvb, projw, projb, ln2w, ln2b, fcw, fcb, fcprojw, fcprojb;
+};
+
+BlockOffsets block_offsets(const ParameterLayout& layout, int l) {
+  const std::string p = "h." + std::to_string(l) + ".";
+  auto at = [&](const char* name) { return layout.find(p + name).offset; };
+  return BlockOffsets{at("ln1.w"), at("ln1.b"), at("qkv.w"), at("qkv.b"), at("proj.w"),   at("proj.b"),
+                      at("ln2.w"), at("ln2.b"), at("fc.w"),  at("fc.b"),  at("fcproj.w"), at("fcproj.b")};
+}
+
+const GptConfig& checked(const GptConfig& config) {
+  validate(config);
+  require_head_size_fits(config.width / config.heads);
+  return config;
+}
+
+}  // namespace
+
+CudaGpt& as_cuda_model(Model& model) {
+  auto* cuda = dynamic_cast<CudaGpt*>(&model);
+  if (cuda == nullptr) throw std::invalid_argument("gpudirect-launch train: the CUDA trainer needs the CUDA model (make_cuda_model)");
+  return *cuda;
+}
+
+CudaGpt::CudaGpt(const GptConfig& config)
+    : config_(checked(config)),
+      layout_(config_),
+      staged_(5 * static_cast<std::size_t>(config_.micro_batch) * config_.seq_len + 1),
+      host_losses_(static_cast<std::size_t>(config_.micro_batch) * config_.seq_len) {
+  GPUDIRECT_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  GPUDIRECT_CUBLAS(cublas().create(&cublas_));
+  GPUDIRECT_CUBLAS(cublas().set_stream(cublas_, stream_));
+
+  const std::size_t L = static_cast<std::size_t>(config_.layers), C = static_cast<std::size_t>(config_.width);
+  const std::size_t BT = static_cast<std::size_t>(config_.micro_batch) * config_.seq_len, BTC = BT * C;
+  const std::size_t V = static_cast<std::size_t>(config_.vocab);
+  const std::size_t rows = static_cast<std::size_t>(config_.micro_batch) * config_.heads * config_.seq_len;
+  params_ = DeviceArray<float>(layout_.total());
+  grads_ = DeviceArray<float>(layout_.total());
+  weights_ = DeviceArray<bf16>(layout_.total());
+  inputs_ = DeviceArray<std::int32_t>(BT);
+  targets_ = DeviceArray<std::int32_t>(BT);
+  group_tokens_ = DeviceArray<std::int32_t>(BT);
+  group_offsets_ = DeviceArray<std::int32_t>(BT + 1);
+  group_positions_ = DeviceArray<std::int32_t>(BT);
+  encoded_ = DeviceArray<float>(BTC);
+  res2_ = DeviceArray<float>(L * BTC);
+  res3_ = DeviceArray<float>(L * BTC);
+  ln1_mean_ = DeviceArray<float>(L * BT);
+  ln1_rstd_ = DeviceArray<float>(L * BT);
+  ln2_mean_ = DeviceArray<float>(L * BT);
+  ln2_rstd_ = DeviceArray<float>(L * BT);
+  lse_ = DeviceArray<float>(L * rows);
+  lnf_mean_ = DeviceArray<float>(BT);
+  lnf_rstd_ = DeviceArray<float>(BT);
+  logits_ = DeviceArray<float>(BT * V);
+  losses_ = DeviceArray<float>(BT);
+  ln1_ = DeviceArray<bf16>(L * BTC);
+  qkv_ = DeviceArray<bf16>(L * 3 * BTC);
+  atty_ = DeviceArray<bf16>(L * BTC);
+  ln2_ = DeviceArray<bf16>(L * BTC);
+  fch_ = DeviceArray<bf16>(L * 4 * BTC);
+  fch_gelu_ = DeviceArray<bf16>(L * 4 * BTC);
+  lnf_ = DeviceArray<bf16>(BTC);
+  dlogits_ = DeviceArray<bf16>(BT * V);
+  branch_ = DeviceArray<float>(BTC);
+  dresidual_ = DeviceArray<float>(BTC);
+  dln_ = DeviceArray<float>(BTC);
+  attention_scratch_ = DeviceArray<float>(rows);
+  dresidual_bf16_ = DeviceArray<bf16>(BTC);
+  datty_ = DeviceArray<bf16>(BTC);
+  dqkv_ = DeviceArray<bf16>(3 * BTC);
+  dfch_gelu_ = DeviceArray<bf16>(4 * BTC);
+  dfch_ = DeviceArray<bf16>(4 * BTC);
+  ones_ = DeviceArray<bf16>(BT);
+  fill_bf16(ones_.get(), 1.0f, BT, stream_);
+
+  host_params_.assign(layout_.total(), 0.0f);
+  initialize_parameters(config_, host_params_, config_.seed);
+  upload_parameters(host_params_);
+  zero_gradients();
+  GPUDIRECT_CUDA(cudaStreamSynchronize(stream_));
+}
+
+CudaGpt::~CudaGpt() {
+  if (stream_) cudaStreamSynchronize(stream_);
+  if (cublas_) cublas().destroy(cublas_);
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+std::span<float> CudaGpt::parameters() {
+  GPUDIRECT_CUDA(cudaStreamSynchronize(stream_));
+  host_params_.resize(layout_.total());
+  GPUDIRECT_CUDA(cudaMemcpy(host_params_.data(), params_.get(), layout_.total() * sizeof(float), cudaMemcpyDeviceToHost));
+  return host_params_;
+}
+
+std::span<float> CudaGpt::gradients() {
+  GPUDIRECT_CUDA(cudaStreamSynchronize(stream_));
+  host_grads_.resize(layout_.total());
+  GPUDIRECT_CUDA(cudaMemcpy(host_grads_.data(), grads_.get(), layout_.total() * sizeof(float), cudaMemcpyDeviceToHost));
+  return host_grads_;
+}
+
+void CudaGpt::zero_gradients() { GPUDIRECT_CUDA(cudaMemsetAsync(grads_.get(), 0, layout_.total() * sizeof(float), stream_)); }
+
+void CudaGpt::parameters_changed() { to_bf16(weights_.get(), params_.get(), layout_.total(), stream_); }
+
+void CudaGpt::upload_parameters(std::span<const float> host) {
+  if (host.size() != layout_.total())
+    throw std::invalid_argument("gpudirect-launch train: " + std::to_string(host.size()) + " parameters given, the model has " +
+                                std::to_string(layout_.total()));
+  GPUDIRECT_CUDA(cudaMemcpyAsync(params_.get(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice, stream_));
+  parameters_changed();
+  GPUDIRECT_CUDA(cudaStreamSynchronize(stream_));
+}
+
+void CudaGpt::upload_batch(std::span<const std::int32_t> inputs, std::span<const std::int32_t> targets, bool groups) {
+  const std::size_t BT = static_cast<std::size_t>(config_.micro_batch) * config_.seq_len;
+  for (const auto& [tokens, what] : {std::pair{inputs, "inputs"}, std::pair{targets, "targets"}}) {
+    if (tokens.size() != BT)
+      throw std::invalid_argument("gpudirect-launch train: " + std::string(what) + " hold " + std::to_string(tokens.size()) +
+                                  " tokens but micro_batch x seq_len is " + std::to_string(BT) + " (pass exactly one micro-batch)");
+    for (std::size_t i = 0; i < BT; ++i)
+      if (tokens[i] < 0 || tokens[i] >= config_.vocab)
+        throw std::invalid_argument("gpudirect-launch train: " + std::string(what) + "[" + std::to_string(i) + "] is token " +
+                                    std::to_string(tokens[i]) + ", outside the vocabulary [0, " + std::to_string(config_.vocab) +
+                                    ") (raise --vocab or fix the token file)");
+  }
+  // The previous micro-batch's copies are complete: forward and forward_backward end with a sync.
+  std::int32_t* host = staged_.get();
+  std::copy(inputs.begin(), inputs.end(), host);
+  std::copy(targets.begin(), targets.end(), host + BT);
+  GPUDIRECT_CUDA(cudaMemcpyAsync(inputs_.get(), host, BT * sizeof(std::int32_t), cudaMemcpyHostToDevice, stream_));
+  GPUDIRECT_CUDA(cudaMemcpyAsync(targets_.get(), host + BT, BT * sizeof(std::int32_t), cudaMemcpyHostToDevice, stream_));
+  if (!groups) return;
+  const TokenGroups g = group_by_token(inputs, config_.vocab);
+  groups_ = static_cast<int>(g.tokens.size());
+  std::int32_t* tokens = host + 2 * BT;
+  std::int32_t* offsets = tokens + g.tokens.size();
+  std::int32_t* positions = offsets + g.offsets.size();
+  std::copy(g.tokens.begin(), g.tokens.end(), tokens);
+  std::copy(g.offsets.begin(), g.offsets.end(), offsets);
+  std::copy(g.positions.begin(), g.positions.end(), positions);
+  GPUDIRECT_CUDA(cudaMemcpyAsync(group_tokens_.get(), tokens, g.tokens.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice, stream_));
+  GPUDIRECT_CUDA(cudaMemcpyAsync(group_offsets_.get(), offsets, g.offsets.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice, stream_));
+  GPUDIRECT_CUDA(cudaMemcpyAsync(group_positions_.get(), positions, g.positions.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice, stream_));
+}
+
+float CudaGpt::forward(std::span<const std::int32_t> inputs, std::span<const std::int32_t> targets) {
+  upload_batch(inputs, targets, false);
+  run_forward(false, 0.0f);
+  return mean_loss();
+}
+
+float CudaGpt::forward_backward(std::span<const std::int32_t> inputs, std::span<const std::int32_t> targets, float grad_scale,
+                                const GradientReady& on_ready) {
+  upload_batch(inputs, targets, true);
+  const int BT = config_.micro_batch * config_.seq_len;
+  // The mean over B*T tokens and the caller's scale enter once, in dlogits: everything below is linear.
+  run_forward(true, grad_scale / static_cast<float>(BT));
+  run_backward(on_ready);
+  return mean_loss();
+}
+
+float CudaGpt::mean_loss() {
+  const std::size_t BT = static_cast<std::size_t>(config_.micro_batch) * config_.seq_len;
+  GPUDIRECT_CUDA(cudaMemcpyAsync(host_losses_.get(), losses_.get(), BT * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+  GPUDIRECT_CUDA(cudaStreamSynchronize(stream_));
+  double sum = 0.0;  // fixed order, as the CPU model
+  for (std::size_t i = 0; i < BT; ++i) sum += host_losses_.get()[i];
+  return static_cast<float>(sum / static_cast<double>(BT));
+}
+
+void CudaGpt::run_forward(bool with_gradient, float dloss) {
+  const int B = config_.micro_batch, T = config_.seq_len, C = config_.width, V = config_.vocab, NH = config_.heads, BT = B * T;
+  const std::size_t btc = static_cast<std::size_t>(BT) * C, bt = static_cast<std::size_t>(BT);
+  const std::size_t rows = static_cast<std::size_t>(B) * NH * T;
+  const float* P = params_.get();
+  const bf16* W = weights_.get();
+  const std::size_t wte = layout_.find("wte").offset, wpe = layout_.find("wpe").offset;
+  encoder_forward(encoded_.get(), inputs_.get(), P + wte, P + wpe, B, T, C, stream_);
+  for (int l = 0; l < config_.layers; ++l) {
+    const BlockOffsets o = block_offsets(layout_, l);
+    const std::size_t L = static_cast<std::size_t>(l);
+    const float* x = l == 0 ? encoded_.get() : res3_.get() + (L - 1) * btc;
+    bf16* ln1 = ln1_.get() + L * btc;
+    bf16* qkv = qkv_.get() + L * 3 * btc;
+    bf16* atty = atty_.get() + L * btc;
+    float* res2 = res2_.get() + L * btc;
+    bf16* ln2 = ln2_.get() + L * btc;
+    bf16* fch = fch_.get() + L * 4 * btc;
+    bf16* fch_gelu = fch_gelu_.get() + L * 4 * btc;
+    layernorm_forward(ln1, ln1_mean_.get() + L * bt, ln1_rstd_.get() + L * bt, x, P + o.ln1w, P + o.ln1b, BT, C, stream_);
+    matmul_forward(cublas_, qkv, CUDA_R_16BF, ln1, W + o.qkvw, P + o.qkvb, BT, C, 3 * C, stream_);
+    attention_forward(atty, lse_.get() + L * rows, qkv, B, T, C, NH, stream_);
+    matmul_forward(cublas_, branch_.get(), CUDA_R_32F, atty, W + o.projw, P + o.projb, BT, C, C, stream_);
+    residual_forward(res2, x, branch_.get(), btc, stream_);
+    layernorm_forward(ln2, ln2_mean_.get() + L * bt, ln2_rstd_.get() + L * bt, res2, P + o.ln2w, P + o.ln2b, BT, C, stream_);
+    matmul_forward(cublas_, fch, CUDA_R_16BF, ln2, W + o.fcw, P + o.fcb, BT, C, 4 * C, stream_);
+    gelu_forward(fch_gelu, fch, 4 * btc, stream_);
+    matmul_forward(cublas_, branch_.get(), CUDA_R_32F, fch_gelu, W + o.fcprojw, P + o.fcprojb, BT, 4 * C, C, stream_);
+    residual_forward(res3_.get() + L * btc, res2, branch_.get(), btc, stream_);
+  }
+  const std::size_t last = static_cast<std::size_t>(config_.layers - 1);
+  layernorm_forward(lnf_.get(), lnf_mean_.get(), lnf_rstd_.get(), res3_.get() + last * btc, P + layout_.find("lnf.w").offset,
+                    P + layout_.find("lnf.b").offset, BT, C, stream_);
+  matmul_forward(cublas_, logits_.get(), CUDA_R_32F, lnf_.get(), W + wte, nullptr, BT, C, V, stream_);
+  softmax_cross_entropy(losses_.get(), with_gradient ? dlogits_.get() : nullptr, logits_.get(), targets_.get(), dloss, BT, V, stream_);
+}
+
+void CudaGpt::run_backward(const GradientReady& on_ready) {
+  const int B = config_.micro_batch, T = config_.seq_len, C = config_.width, V = config_.vocab, NH = config_.heads, BT = B * T;
+  const std::size_t btc = static_cast<std::size_t>(BT) * C, bt = static_cast<std::size_t>(BT);
+  const std::size_t rows = static_cast<std::size_t>(B) * NH * T;
+  const float* P = params_.get();
+  const bf16* W = weights_.get();
+  float* G = grads_.get();
+  auto ready = [&](std::pair<std::size_t, std::size_t> range) {
+    if (on_ready) on_ready(range.first, range.second);
+  };
+  const std::size_t wte = layout_.find("wte").offset, wpe = layout_.find("wpe").offset;
+  const std::size_t lnfw = layout_.find("lnf.w").offset, lnfb = layout_.find("lnf.b").offset;
+  const std::size_t last = static_cast<std::size_t>(config_.layers - 1);
+
+  // Head (tied to wte): dlnf = dlogits wte, dwte += dlogits^T lnf.
+  matmul_backward(cublas_, dln_.get(), CUDA_R_32F, G + wte, nullptr, dlogits_.get(), lnf_.get(), W + wte, ones_.get(), BT, C, V, stream_);
+  GPUDIRECT_CUDA(cudaMemsetAsync(dresidual_.get(), 0, btc * sizeof(float), stream_));
+  layernorm_backward(dresidual_.get(), G + lnfw, G + lnfb, dln_.get(), res3_.get() + last * btc, P + lnfw, lnf_mean_.get(),
+                     lnf_rstd_.get(), BT, C, stream_);
+  ready(layout_.final_norm_range());
+
+  // dresidual_ is the gradient of the residual stream: each branch's input gradient is added into it.
+  for (int l = config_.layers - 1; l >= 0; --l) {
+    const BlockOffsets o = block_offsets(layout_, l);
+    const std::size_t L = static_cast<std::size_t>(l);
+    const float* x = l == 0 ? encoded_.get() : res3_.get() + (L - 1) * btc;
+    to_bf16(dresidual_bf16_.get(), dresidual_.get(), btc, stream_);
+    matmul_backward(cublas_, dfch_gelu_.get(), CUDA_R_16BF, G + o.fcprojw, G + o.fcprojb, dresidual_bf16_.get(),
+                    fch_gelu_.get() + L * 4 * btc, W + o.fcprojw, ones_.get(), BT, 4 * C, C, stream_);
+    gelu_backward(dfch_.get(), fch_.get() + L * 4 * btc, dfch_gelu_.get(), 4 * btc, stream_);
+    matmul_backward(cublas_, dln_.get(), CUDA_R_32F, G + o.fcw, G + o.fcb, dfch_.get(), ln2_.get() + L * btc, W + o.fcw, ones_.get(),
+                    BT, C, 4 * C, stream_);
+    layernorm_backward(dresidual_.get(), G + o.ln2w, G + o.ln2b, dln_.get(), res2_.get() + L * btc, P + o.ln2w,
+                       ln2_mean_.get() + L * bt, ln2_rstd_.get() + L * bt, BT, C, stream_);
+    to_bf16(dresidual_bf16_.get(), dresidual_.get(), btc, stream_);
+    matmul_backward(cublas_, datty_.get(), CUDA_R_16BF, G + o.projw, G + o.projb, dresidual_bf16_.get(), atty_.get() + L * btc,
+                    W + o.projw, ones_.get(), BT, C, C, stream_);
+    attention_backward(dqkv_.get(), attention_scratch_.get(), datty_.get(), qkv_.get() + L * 3 * btc, atty_.get() + L * btc,
+                       lse_.get() + L * rows, B, T, C, NH, stream_);
+    matmul_backward(cublas_, dln_.get(), CUDA_R_32F, G + o.qkvw, G + o.qkvb, dqkv_.get(), ln1_.get() + L * btc, W + o.qkvw, ones_.get(),
+                    BT, C, 3 * C, stream_);
+    layernorm_backward(dresidual_.get(), G + o.ln1w, G + o.ln1b, dln_.get(), x, P + o.ln1w, ln1_mean_.get() + L * bt,
+                       ln1_rstd_.get() + L * bt, BT, C, stream_);
+    ready(layout_.layer_range(l));
+  }
+  encoder_backward(G + wte, G + wpe, dresidual_.get(), group_tokens_.get(), group_offsets_.get(), group_positions_.get(), groups_, B, T,
+                   C, stream_);
+  ready(layout_.embedding_range());
+}
+
+std::unique_ptr<Model> make_cuda_model(const GptConfig& config) { return std::make_unique<CudaGpt>(config); }
+
+}  // namespace gpudirect::train::cuda

@@ -1,0 +1,71 @@
+#include "train/cuda/cuda_check.cuh"
+#include "train/cuda/kernels.cuh"
+#include "train/cuda/reductions.cuh"
+
+#include <cmath>
+
+namespace gpudirect::train::cuda {
+namespace {
+
+// The update of ../optimizer.cpp, element by element, in fp32.
+__global__ void adamw_kernel(float* p, const float* g, float* m, float* v, std::size_t n, float lr, float beta1, float beta2, float eps,
+                             float decay, float grad_scale, float correction1, float correction2) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const float grad = g[i] * grad_scale;
+    const float mi = beta1 * m[i] + (1.0f - beta1) * grad;
+    const float vi = beta2 * v[i] + (1.0f - beta2) * grad * grad;
+    m[i] = mi;
+    v[i] = vi;
+    const float m_hat = mi / correction1;
+    const float v_hat = vi / correction2;
+    p[i] -= lr * (m_hat / (sqrtf(v_hat) + eps) + decay * p[i]);
+  }
+}
+
+// A fixed grid (kSumOfSquaresBlocks x kThreadsPerBlock) whatever the GPU, so the order of the
+// additions, and the result, are the same on every device and every run.
+__global__ void sum_of_squares_partial_kernel(double* partials, const float* x, std::size_t n) {
+  __shared__ double shared[kThreadsPerBlock / kWarpSize];
+  double sum = 0;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    sum += static_cast<double>(x[i]) * x[i];
+  sum = block_sum(sum, shared);
+  if (threadIdx.x == 0) partials[blockIdx.x] = sum;
+}
+
+__global__ void sum_partials_kernel(double* result, const double* partials, int count, bool accumulate) {
+  __shared__ double shared[kThreadsPerBlock / kWarpSize];
+  double sum = 0;
+  for (int i = threadIdx.x; i < count; i += blockDim.x) sum += partials[i];
+  sum = block_sum(sum, shared);
+  if (threadIdx.x == 0) *result = (accumulate ? *result : 0.0) + sum;
+}
+
+}  // namespace
+
+void adamw_update(float* parameters, const float* gradients, float* m, float* v, std::size_t count, float lr, float beta1, float beta2,
+                  float epsilon, float weight_decay, float grad_scale, float correction1, float correction2, cudaStream_t stream) {
+  if (count == 0) return;
+  adamw_kernel<<<grid_stride_blocks(count), kThreadsPerBlock, 0, stream>>>(parameters, gradients, m, v, count, lr, beta1, beta2, epsilon,
+                                                                          weight_decay, grad_scale, correction1, correction2);
+  GPUDIRECT_LAUNCHED();
+}
+
+void adamw_step(const std::vector<AdamWPiece>& pieces, float* p, const float* g, float* m, float* v, const AdamWSettings& settings,
+                float lr, float grad_scale, long t, cudaStream_t stream) {
+  // The same float expressions as AdamW::step, so both round the corrections alike.
+  const float correction1 = 1.0f - std::pow(settings.beta1, static_cast<float>(t));
+  const float correction2 = 1.0f - std::pow(settings.beta2, static_cast<float>(t));
+  for (const AdamWPiece& piece : pieces)
+    adamw_update(p + piece.offset, g + piece.offset, m + piece.state, v + piece.state, piece.count, lr, settings.beta1, settings.beta2,
+                 settings.epsilon, piece.decay ? settings.weight_decay : 0.0f, grad_scale, correction1, correction2, stream);
+}
+
+void sum_of_squares(double* result, double* partials, const float* values, std::size_t count, bool accumulate, cudaStream_t stream) {
+  sum_of_squares_partial_kernel<<<kSumOfSquaresBlocks, kThreadsPerBlock, 0, stream>>>(partials, values, count);
+  GPUDIRECT_LAUNCHED();
+  sum_partials_kernel<<<1, kThreadsPerBlock, 0, stream>>>(result, partials, kSumOfSquaresBlocks, accumulate);
+  GPUDIRECT_LAUNCHED();
+}
+
+}  // namespace gpudirect::train::cuda
