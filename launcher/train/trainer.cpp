@@ -1,5 +1,7 @@
 #include "train/trainer.hpp"
 
+#include "train/rank_step_report.hpp"
+
 #include <chrono>
 #include <cmath>
 
@@ -50,18 +52,11 @@ StepResult Trainer::step(bool stop_requested) {
   result.grad_norm = norm;
 
   // One small all-gather per step: every rank's loss, times and stop wish.
-  constexpr std::size_t kFields = 4;
-  const double mine[kFields] = {loss, result.seconds, exposed, stop_requested ? 1.0 : 0.0};
-  std::vector<double> all(kFields * static_cast<std::size_t>(comm_.size()));
-  if (comm_.size() == 1) std::copy(mine, mine + kFields, all.begin());
-  else comm_.all_gather(mine, all.data(), kFields, comm::DataType::float64)->wait();
-  for (int r = 0; r < comm_.size(); ++r) {
-    const double* f = all.data() + kFields * static_cast<std::size_t>(r);
-    result.loss += f[0] / comm_.size();
-    result.rank_seconds.push_back(f[1]);
-    result.rank_exposed_seconds.push_back(f[2]);
-    result.stop = result.stop || f[3] != 0;
-  }
+  const RankReport mine = rank_report(loss, result, stop_requested);
+  std::vector<double> all(kRankReportFields * static_cast<std::size_t>(comm_.size()));
+  if (comm_.size() == 1) std::copy(mine.begin(), mine.end(), all.begin());
+  else comm_.all_gather(mine.data(), all.data(), kRankReportFields, comm::DataType::float64)->wait();
+  merge_rank_reports(all, result);
   ++step_;
   return result;
 }

@@ -10,6 +10,7 @@
 #include "train/cuda/gpt_cuda.cuh"
 #include "train/cuda/zero1_shards.hpp"
 #include "train/gradient_sync.hpp"
+#include "train/rank_step_report.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -124,17 +125,10 @@ class CudaTrainer final : public TrainLoop {
     result.exposed_comm_seconds = exposed;
     result.grad_norm = norm;
 
-    constexpr std::size_t kFields = 4;
-    const double mine[kFields] = {loss, result.seconds, exposed, stop_requested ? 1.0 : 0.0};
-    std::vector<double> all(kFields * static_cast<std::size_t>(world_));
-    all_gather_host(mine, all.data(), sizeof mine);
-    for (int r = 0; r < world_; ++r) {
-      const double* f = all.data() + kFields * static_cast<std::size_t>(r);
-      result.loss += f[0] / world_;
-      result.rank_seconds.push_back(f[1]);
-      result.rank_exposed_seconds.push_back(f[2]);
-      result.stop = result.stop || f[3] != 0;
-    }
+    const RankReport mine = rank_report(loss, result, stop_requested);
+    std::vector<double> all(kRankReportFields * static_cast<std::size_t>(world_));
+    all_gather_host(mine.data(), all.data(), sizeof(double) * kRankReportFields);
+    merge_rank_reports(all, result);
     ++step_;
     return result;
   }
