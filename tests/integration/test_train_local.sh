@@ -85,7 +85,8 @@ rc=$?
 [ $rc -eq 1 ] && grep -q "cannot open" "$work/missing.log" && pass "missing token file: exit 1 with the reason" || fail "missing token file (rc $rc)" "$work/missing.log"
 
 # Preemption: SIGTERM after a few steps, then --resume; the losses must equal the uninterrupted run's.
-steps=12
+# Steps take about 10 ms on a quiet machine: enough of them that the signal lands mid-run.
+steps=60
 slow=(train --preset tiny --seq-len 128 --steps $steps --threads 1 --peak-tflops 0.05 --first-bucket-mib 0.05 --bucket-mib 0.1)
 losses() { python3 -c "
 import json, sys
@@ -99,11 +100,11 @@ preempt() {  # name np extra-args...
   "$LAUNCH" --np "$np" "${slow[@]}" "$@" -J "$dir/full.json" >"$dir/full.log" 2>&1 || { fail "$name: uninterrupted run" "$dir/full.log"; return; }
   "$LAUNCH" --np "$np" "${slow[@]}" "$@" --checkpoint "$dir/ck" -J "$dir/part.json" >"$dir/part.log" 2>&1 &
   local pid=$!
-  for _ in $(seq 600); do
+  for _ in $(seq 3000); do
     local seen
     seen=$(grep -c '"type":"step"' "$dir/part.json" 2>/dev/null)
     [ "${seen:-0}" -ge 3 ] && break
-    sleep 0.05
+    sleep 0.01
   done
   kill -TERM "$pid"
   wait "$pid"
