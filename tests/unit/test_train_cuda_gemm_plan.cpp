@@ -14,18 +14,7 @@ using namespace gpudirect::train::cuda;
 
 namespace {
 
-struct HostOperands {
-  const float *inp, *weight, *dout, *ones;
-  const float* operator[](Operand o) const {
-    switch (o) {
-      case Operand::inp: return inp;
-      case Operand::weight: return weight;
-      case Operand::dout: return dout;
-      case Operand::ones: return ones;
-    }
-    return nullptr;
-  }
-};
+using HostOperands = Operands<float>;
 
 // C (m x n, column-major, ldc) = op(A) op(B) + beta C, as cublasGemmEx with alpha = 1.
 void host_gemm(const GemmPlan& p, const HostOperands& operands, float* c) {

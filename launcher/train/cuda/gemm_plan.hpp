@@ -10,6 +10,25 @@ namespace gpudirect::train::cuda {
 
 enum class Operand { inp, weight, dout, ones };
 
+// The four buffers a plan names, looked up by Operand: device bf16 pointers for cuBLAS, host floats
+// in the unit test that checks the plans.
+template <typename T>
+struct Operands {
+  const T* inp = nullptr;
+  const T* weight = nullptr;
+  const T* dout = nullptr;
+  const T* ones = nullptr;
+  const T* operator[](Operand o) const {
+    switch (o) {
+      case Operand::inp: return inp;
+      case Operand::weight: return weight;
+      case Operand::dout: return dout;
+      case Operand::ones: return ones;
+    }
+    return nullptr;
+  }
+};
+
 struct GemmPlan {
   bool transpose_a = false, transpose_b = false;
   int m = 0, n = 0, k = 0;

@@ -14,23 +14,9 @@ __global__ void broadcast_rows_kernel(T* out, const float* bias, std::size_t n, 
     out[i] = static_cast<T>(bias[i % OC]);
 }
 
-struct Operands {
-  const bf16* inp = nullptr;
-  const bf16* weight = nullptr;
-  const bf16* dout = nullptr;
-  const bf16* ones = nullptr;
-  const bf16* operator[](Operand o) const {
-    switch (o) {
-      case Operand::inp: return inp;
-      case Operand::weight: return weight;
-      case Operand::dout: return dout;
-      case Operand::ones: return ones;
-    }
-    return nullptr;
-  }
-};
+using DeviceOperands = Operands<bf16>;
 
-void run(cublasHandle_t handle, const GemmPlan& p, const Operands& operands, void* c, cudaDataType_t c_type) {
+void run(cublasHandle_t handle, const GemmPlan& p, const DeviceOperands& operands, void* c, cudaDataType_t c_type) {
   const float alpha = 1.0f;
   GPUDIRECT_CUBLAS(cublas().gemm_ex(handle, p.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, p.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, p.m, p.n,
                                 p.k, &alpha, operands[p.a], CUDA_R_16BF, p.lda, operands[p.b], CUDA_R_16BF, p.ldb, &p.beta, c, c_type,
@@ -51,7 +37,7 @@ void matmul_forward(cublasHandle_t handle, void* out, cudaDataType_t out_type, c
       broadcast_rows_kernel<<<grid_stride_blocks(n), kThreadsPerBlock, 0, stream>>>(static_cast<bf16*>(out), bias, n, OC);
     GPUDIRECT_LAUNCHED();
   }
-  Operands operands;
+  DeviceOperands operands;
   operands.inp = inp;
   operands.weight = weight;
   run(handle, forward_plan(N, IC, OC, bias != nullptr), operands, out, out_type);
@@ -60,7 +46,7 @@ void matmul_forward(cublasHandle_t handle, void* out, cudaDataType_t out_type, c
 void matmul_backward(cublasHandle_t handle, void* dinp, cudaDataType_t dinp_type, float* dweight, float* dbias, const bf16* dout,
                      const bf16* inp, const bf16* weight, const bf16* ones, int N, int IC, int OC, cudaStream_t stream) {
   GPUDIRECT_CUBLAS(cublas().set_stream(handle, stream));
-  const Operands operands{inp, weight, dout, ones};
+  const DeviceOperands operands{inp, weight, dout, ones};
   if (dinp != nullptr) run(handle, dinp_plan(N, IC, OC), operands, dinp, dinp_type);
   run(handle, dweight_plan(N, IC, OC), operands, dweight, CUDA_R_32F);
   if (dbias != nullptr) run(handle, dbias_plan(N, OC), operands, dbias, CUDA_R_32F);
