@@ -199,6 +199,11 @@ void Collectives::direct_reduce_scatter(const void* send, void* recv, std::size_
 void Collectives::all_reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) {
   const int n = t_.size();
   const std::size_t bytes = count * size_of(type);
+  if (staged(bytes)) {
+    staged_->all_reduce(send, recv, count, type, op);
+    next();
+    return;
+  }
   if (n > 1 && count >= static_cast<std::size_t>(n) && t_.can_read_remote() && bytes >= tuning_.direct_all_reduce_bytes) {
     direct_all_reduce(send, recv, count, type, op);
     next();
@@ -224,6 +229,11 @@ void Collectives::all_reduce(const void* send, void* recv, std::size_t count, Da
 void Collectives::all_gather(const void* send, void* recv, std::size_t count, DataType type) {
   const int n = t_.size(), r = t_.rank();
   const std::size_t element = size_of(type);
+  if (staged(count * element * static_cast<std::size_t>(n))) {
+    staged_->all_gather(send, recv, count, type);
+    next();
+    return;
+  }
   if (n > 1 && count > 0 && t_.can_read_remote() && count * element * static_cast<std::size_t>(n) >= tuning_.direct_all_gather_bytes) {
     direct_all_gather(send, recv, count, type);
     next();
@@ -245,6 +255,11 @@ void Collectives::reduce_scatter(const void* send, void* recv, std::size_t count
   const int n = t_.size(), r = t_.rank();
   const std::size_t element = size_of(type);
   const std::size_t total = count * static_cast<std::size_t>(n) * element;
+  if (staged(total)) {
+    staged_->reduce_scatter(send, recv, count, type, op);
+    next();
+    return;
+  }
   if (n > 1 && count > 0 && t_.can_read_remote() && total >= tuning_.direct_reduce_scatter_bytes) {
     direct_reduce_scatter(send, recv, count, type, op);
     next();

@@ -9,9 +9,12 @@
 // buffers are, reduces its own block straight from their inputs in cache-sized chunks (one copy
 // into cache, one write of the result), then copies the other blocks from their owners; two small
 // barriers keep buffers unchanged while peers read them. No ring steps, no scratch round trips.
+// Where all ranks share a host and a StagedCollectives is given, those three go through it instead
+// (staged_collectives.hpp), from Tuning's staged_min_bytes up.
 #pragma once
 
 #include "comm/communicator.hpp"
+#include "comm/staged_collectives.hpp"
 #include "comm/transport.hpp"
 
 #include <cstdint>
@@ -29,11 +32,14 @@ struct CollectiveTuning {
   std::size_t direct_all_gather_bytes = 4 << 20;      // receive buffer size from which all_gather does
   std::size_t direct_reduce_scatter_bytes = 4 << 20;  // send buffer size from which reduce_scatter does
   std::size_t chunk_bytes = 256 * 1024;               // moved, then reduced while in cache (best of 256K, 1M, whole)
+  std::size_t staged_min_bytes = 0;                   // buffer size from which staging (where there is) takes over
 };
 
 class Collectives {
  public:
-  explicit Collectives(Transport& transport, CollectiveTuning tuning = {}) : t_(transport), tuning_(tuning) {}
+  // `staged` (may be null; not owned): the same ranks' shared-memory collectives.
+  explicit Collectives(Transport& transport, CollectiveTuning tuning = {}, StagedCollectives* staged = nullptr)
+      : t_(transport), tuning_(tuning), staged_(staged) {}
 
   void all_reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
   void all_gather(const void* send, void* recv, std::size_t count, DataType type);
@@ -60,9 +66,11 @@ class Collectives {
   void direct_all_reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
   void direct_all_gather(const void* send, void* recv, std::size_t count, DataType type);
   void direct_reduce_scatter(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
+  bool staged(std::size_t bytes) const { return staged_ && t_.size() > 1 && bytes >= tuning_.staged_min_bytes; }
 
   Transport& t_;
   CollectiveTuning tuning_;
+  StagedCollectives* staged_;
   std::uint32_t sequence_ = 0;
   std::vector<char> scratch_[2];
 };

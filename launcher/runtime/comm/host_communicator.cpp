@@ -69,8 +69,11 @@ std::size_t inline_call_bytes() {
 
 class HostCommunicator final : public Communicator {
  public:
-  HostCommunicator(std::unique_ptr<Transport> transport, std::string description)
-      : transport_(std::move(transport)), collectives_(*transport_, tuning_from_environment()), description_(std::move(description)) {
+  HostCommunicator(std::unique_ptr<Transport> transport, std::string description, NodeStaging staging)
+      : transport_(std::move(transport)),
+        staging_(std::move(staging)),
+        collectives_(*transport_, tuning_from_environment(), staging_.collectives.get()),
+        description_(std::move(description)) {
     worker_ = std::thread([this] { run(); });
   }
 
@@ -137,6 +140,8 @@ class HostCommunicator final : public Communicator {
   // GPUDIRECT_COMM_CHUNK_BYTES: the chunk the ring and the direct reads move at a time (to measure).
   static CollectiveTuning tuning_from_environment() {
     CollectiveTuning tuning;
+    if (const char* from = std::getenv("GPUDIRECT_COMM_STAGED_MIN_BYTES"))
+      tuning.staged_min_bytes = parse_integer<std::size_t>(from, "GPUDIRECT_COMM_STAGED_MIN_BYTES", 0, std::size_t(1) << 50);
     if (const char* chunk = std::getenv("GPUDIRECT_COMM_CHUNK_BYTES"))
       tuning.chunk_bytes = parse_integer<std::size_t>(chunk, "GPUDIRECT_COMM_CHUNK_BYTES", 64, std::size_t(1) << 40);
     return tuning;
@@ -225,6 +230,7 @@ class HostCommunicator final : public Communicator {
   }
 
   std::unique_ptr<Transport> transport_;
+  NodeStaging staging_;
   Collectives collectives_;
   std::string description_;
   std::mutex mutex_;
@@ -240,15 +246,17 @@ class HostCommunicator final : public Communicator {
 
 }  // namespace
 
-std::unique_ptr<Communicator> make_host_communicator(std::unique_ptr<Transport> transport, std::string description) {
-  return std::make_unique<HostCommunicator>(std::move(transport), std::move(description));
+std::unique_ptr<Communicator> make_host_communicator(std::unique_ptr<Transport> transport, std::string description, NodeStaging staging) {
+  return std::make_unique<HostCommunicator>(std::move(transport), std::move(description), std::move(staging));
 }
 
 std::unique_ptr<Communicator> make_fabric_communicator(const bootstrap::LaunchContext& context, bootstrap::Store& store,
                                                        const FabricOptions& options) {
   std::string description;
   auto transport = make_fabric_transport(context, store, options, &description);
-  return make_host_communicator(std::move(transport), description);
+  auto staging = stage_on_one_host(context, store, options.timeout);
+  if (staging.collectives) description += "+staging";
+  return make_host_communicator(std::move(transport), description, std::move(staging));
 }
 
 }  // namespace gpudirect::comm

@@ -7,6 +7,7 @@
 #include "bootstrap/store.hpp"
 #include "comm/communicator.hpp"
 #include "comm/fabric_transport.hpp"
+#include "comm/node_staging.hpp"
 #include "comm/transport.hpp"
 
 #include <map>
@@ -14,9 +15,11 @@
 
 namespace gpudirect::comm {
 
-std::unique_ptr<Communicator> make_host_communicator(std::unique_ptr<Transport> transport, std::string description);
+// `staging`: shared-memory collectives of the same ranks (one host), or none.
+std::unique_ptr<Communicator> make_host_communicator(std::unique_ptr<Transport> transport, std::string description,
+                                                     NodeStaging staging = {});
 
-// libfabric transport + our algorithms.
+// libfabric transport + our algorithms (+ shared-memory staging where all ranks share a host).
 std::unique_ptr<Communicator> make_fabric_communicator(const bootstrap::LaunchContext& context, bootstrap::Store& store,
                                                        const FabricOptions& options);
 

@@ -1,0 +1,24 @@
+// Whether a job's host collectives go through shared-memory staging (StagedCollectives): when all
+// its ranks are on one host, unless GPUDIRECT_COMM_STAGING=0. Decided by all ranks together.
+#pragma once
+
+#include "bootstrap/launch_context.hpp"
+#include "bootstrap/store.hpp"
+#include "comm/shared_segment.hpp"
+#include "comm/staged_collectives.hpp"
+
+#include <chrono>
+#include <memory>
+
+namespace gpudirect::comm {
+
+struct NodeStaging {
+  std::unique_ptr<SharedSegment> memory;
+  std::unique_ptr<StagedCollectives> collectives;  // null: messages only
+};
+
+// Every rank calls it (a collective over `store`). Where shared memory cannot be had (a full
+// /dev/shm, too many ranks), rank 0 says why on stderr and every rank goes on with messages.
+NodeStaging stage_on_one_host(const bootstrap::LaunchContext& context, bootstrap::Store& store, std::chrono::milliseconds timeout);
+
+}  // namespace gpudirect::comm

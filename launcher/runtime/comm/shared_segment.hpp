@@ -1,0 +1,34 @@
+// Zeroed memory that every rank of a one-host job maps (for StagedCollectives): rank 0 creates a
+// POSIX shared memory object, reserves its pages (so a full /dev/shm is an error now, not a SIGBUS
+// later), every rank maps it, and rank 0 unlinks the name as soon as all have: nothing is left in
+// /dev/shm once the ranks exit, however they exit.
+#pragma once
+
+#include "bootstrap/store.hpp"
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace gpudirect::comm {
+
+class SharedSegment {
+ public:
+  SharedSegment(void* memory, std::size_t bytes) : memory_(memory), bytes_(bytes) {}
+  ~SharedSegment();
+  SharedSegment(const SharedSegment&) = delete;
+  SharedSegment& operator=(const SharedSegment&) = delete;
+
+  void* data() const { return memory_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void* memory_;
+  std::size_t bytes_;
+};
+
+// Every rank calls it (a collective over `store`). Returns the mapping, or null on every rank
+// together when any rank could not map it, with the first rank's reason in `why_not`.
+std::unique_ptr<SharedSegment> map_shared_segment(bootstrap::Store& store, int rank, std::size_t bytes, std::string* why_not);
+
+}  // namespace gpudirect::comm

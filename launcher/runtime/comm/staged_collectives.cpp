@@ -1,0 +1,288 @@
+#include "comm/staged_collectives.hpp"
+
+#include "comm/reduce_kernels.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+namespace gpudirect::comm {
+namespace {
+
+constexpr std::size_t kCacheLine = 64;
+constexpr std::size_t kPage = 4096;
+
+std::size_t round_up(std::size_t value, std::size_t to) { return (value + to - 1) / to * to; }
+
+std::uint64_t load(const std::uint64_t* count) {
+  return std::atomic_ref<std::uint64_t>(*const_cast<std::uint64_t*>(count)).load(std::memory_order_acquire);
+}
+void store(std::uint64_t* count, std::uint64_t value) { std::atomic_ref<std::uint64_t>(*count).store(value, std::memory_order_release); }
+
+// Block b of n covers elements [offsets[b], offsets[b+1]): sizes differ by at most one.
+std::vector<std::size_t> block_offsets(std::size_t count, int n) {
+  std::vector<std::size_t> offsets(static_cast<std::size_t>(n) + 1);
+  for (int b = 0; b <= n; ++b) offsets[static_cast<std::size_t>(b)] = count * static_cast<std::size_t>(b) / static_cast<std::size_t>(n);
+  return offsets;
+}
+
+std::size_t chunks_of(std::size_t elements, std::size_t per_chunk) { return (elements + per_chunk - 1) / per_chunk; }
+
+}  // namespace
+
+StagingLayout StagingLayout::for_ranks(int ranks, std::size_t budget) {
+  if (ranks < 1) throw std::invalid_argument("staging needs at least one rank");
+  StagingLayout layout;
+  layout.ranks = ranks;
+  for (; layout.slots > 2 && layout.bytes() > budget; layout.slots /= 2) {
+  }
+  if (layout.bytes() > budget)
+    throw std::invalid_argument(std::to_string(ranks) + " ranks on one host need " + std::to_string(layout.bytes() >> 20) +
+                                " MiB of shared memory for staging, more than " + std::to_string(budget >> 20) + " MiB");
+  return layout;
+}
+
+std::size_t StagingLayout::header_bytes() const {
+  return round_up(kCacheLine * (1 + static_cast<std::size_t>(ranks)), kPage);
+}
+
+// One call's wait for its peers: a turn that moved nothing yields the core (ranks may outnumber
+// cores, and the peer we wait for may need ours); no progress for the timeout fails the call.
+class StagedCollectives::Progress {
+ public:
+  Progress(const StagedCollectives& owner, const char* call) : owner_(owner), call_(call), since_(Clock::now()) {}
+
+  void moved() { since_ = Clock::now(); }
+  // `waiting_for`: a rank whose chunk (or whose room to write) this rank needs.
+  void idle(int waiting_for) {
+    const auto& wait = owner_.wait_;
+    if (wait.abort && wait.abort->raised()) throw CommError(wait.abort->message());
+    if (Clock::now() - since_ > wait.timeout) {
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%.1f", static_cast<double>(wait.timeout.count()) / 1000.0);
+      const std::string message = (waiting_for >= 0 ? "rank " + std::to_string(waiting_for) : std::string("a rank")) + " on " + wait.host + " made no progress for " + seconds +
+                                  " s (--timeout) in " + call_ + " over shared memory, seen from rank " +
+                                  std::to_string(owner_.rank_) + ": it is stuck, or called a different collective";
+      if (wait.abort && wait.abort->raised()) throw CommError(wait.abort->message());
+      if (wait.on_failure) wait.on_failure(message);
+      throw CommTimeout(message);
+    }
+    sched_yield();
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  const StagedCollectives& owner_;
+  const char* call_;
+  Clock::time_point since_;
+};
+
+StagedCollectives::StagedCollectives(void* memory, StagingLayout layout, int rank, StagingWait wait)
+    : memory_(static_cast<char*>(memory)),
+      layout_(layout),
+      rank_(rank),
+      wait_(std::move(wait)),
+      written_by_me_(layout.ring_count(), 0),
+      read_by_me_(layout.ring_count(), 0) {
+  if (rank < 0 || rank >= layout.ranks) throw std::invalid_argument("staging: rank out of range");
+}
+
+std::size_t StagedCollectives::peer_ring(int writer, int reader) const {
+  const auto n = static_cast<std::size_t>(layout_.ranks);
+  return n + static_cast<std::size_t>(writer) * (n - 1) + static_cast<std::size_t>(reader < writer ? reader : reader - 1);
+}
+
+std::uint64_t* StagedCollectives::written(std::size_t ring) const {
+  return reinterpret_cast<std::uint64_t*>(memory_ + ring * layout_.ring_bytes());
+}
+
+std::uint64_t* StagedCollectives::read_by(std::size_t ring, int reader) const {
+  return reinterpret_cast<std::uint64_t*>(memory_ + ring * layout_.ring_bytes() + kCacheLine * (1 + static_cast<std::size_t>(reader)));
+}
+
+char* StagedCollectives::slot(std::size_t ring, std::uint64_t chunk) const {
+  return memory_ + ring * layout_.ring_bytes() + layout_.header_bytes() + (chunk % layout_.slots) * layout_.chunk_bytes;
+}
+
+int StagedCollectives::reader_in_the_way(std::size_t ring, int reader) const {
+  const std::uint64_t next = written_by_me_[ring];
+  if (reader >= 0) return next - load(read_by(ring, reader)) < layout_.slots ? -1 : reader;
+  for (int r = 0; r < layout_.ranks; ++r)
+    if (r != rank_ && next - load(read_by(ring, r)) >= layout_.slots) return r;
+  return -1;
+}
+
+bool StagedCollectives::has_chunk(std::size_t ring) const { return load(written(ring)) > read_by_me_[ring]; }
+
+void StagedCollectives::publish(std::size_t ring) { store(written(ring), ++written_by_me_[ring]); }
+
+void StagedCollectives::consume(std::size_t ring) { store(read_by(ring, rank_), ++read_by_me_[ring]); }
+
+void StagedCollectives::all_gather(const void* send, void* recv, std::size_t count, DataType type) {
+  const int n = layout_.ranks;
+  const std::size_t element = size_of(type), block = count * element;
+  char* out = static_cast<char*>(recv);
+  char* own = out + static_cast<std::size_t>(rank_) * block;
+  const char* input = static_cast<const char*>(send);
+  if (n == 1) {
+    if (input != own && block) std::memmove(own, input, block);
+    return;
+  }
+  const std::size_t per_chunk = layout_.chunk_bytes / element, chunk = per_chunk * element;
+  const std::size_t chunks = chunks_of(count, per_chunk);
+  const std::size_t mine = broadcast_ring(rank_);
+  std::size_t written = 0;
+  std::vector<std::size_t> fetched(static_cast<std::size_t>(n), 0);
+  fetched[static_cast<std::size_t>(rank_)] = chunks;
+  std::size_t remaining = chunks * static_cast<std::size_t>(n);
+  Progress progress(*this, "all_gather");
+  while (remaining > 0) {
+    bool moved = false;
+    int waiting_for = -1;
+    if (written < chunks) {
+      const int lagging = reader_in_the_way(mine, -1);
+      if (lagging < 0) {
+        const std::size_t at = written * chunk, bytes = std::min(chunk, block - at);
+        char* target = slot(mine, written_by_me_[mine]);
+        std::memcpy(target, input + at, bytes);
+        if (input != own) std::memcpy(own + at, target, bytes);  // from the slot: in cache now
+        publish(mine);
+        ++written, --remaining, moved = true;
+      } else {
+        waiting_for = lagging;
+      }
+    }
+    for (int s = 1; s < n; ++s) {
+      const int peer = (rank_ + s) % n;
+      std::size_t& next = fetched[static_cast<std::size_t>(peer)];
+      if (next == chunks) continue;
+      const std::size_t ring = broadcast_ring(peer);
+      if (!has_chunk(ring)) {
+        waiting_for = peer;
+        continue;
+      }
+      const std::size_t at = next * chunk;
+      std::memcpy(out + static_cast<std::size_t>(peer) * block + at, slot(ring, read_by_me_[ring]), std::min(chunk, block - at));
+      consume(ring);
+      ++next, --remaining, moved = true;
+    }
+    if (moved) progress.moved();
+    else progress.idle(waiting_for);
+  }
+}
+
+void StagedCollectives::reduce_blocks(const char* send, char* own_out, const std::vector<std::size_t>& offsets, DataType type, ReduceOp op,
+                                      char* results) {
+  const int n = layout_.ranks;
+  const std::size_t element = size_of(type);
+  const std::size_t per_chunk = layout_.chunk_bytes / element, chunk = per_chunk * element;
+  auto elements_of = [&](int b) { return offsets[static_cast<std::size_t>(b) + 1] - offsets[static_cast<std::size_t>(b)]; };
+  auto chunks_in = [&](int b) { return chunks_of(elements_of(b), per_chunk); };
+  const std::size_t own_chunks = chunks_in(rank_);
+  const char* own_in = send + offsets[static_cast<std::size_t>(rank_)] * element;
+  const std::size_t own_bytes = elements_of(rank_) * element;
+  std::vector<std::size_t> staged(static_cast<std::size_t>(n), 0), fetched(static_cast<std::size_t>(n), 0);
+  std::size_t reduced = 0, remaining = own_chunks;
+  for (int s = 1; s < n; ++s) {
+    const int peer = (rank_ + s) % n;
+    remaining += chunks_in(peer) * (results ? 2 : 1);
+  }
+  const std::size_t result_ring = broadcast_ring(rank_);
+  Progress progress(*this, results ? "all_reduce" : "reduce_scatter");
+  while (remaining > 0) {
+    bool moved = false;
+    int waiting_for = -1;
+    // Our input chunks of every other block, to their owners.
+    for (int s = 1; s < n; ++s) {
+      const int owner = (rank_ + s) % n;
+      std::size_t& next = staged[static_cast<std::size_t>(owner)];
+      if (next == chunks_in(owner)) continue;
+      const std::size_t ring = peer_ring(rank_, owner);
+      if (reader_in_the_way(ring, owner) >= 0) {
+        waiting_for = owner;
+        continue;
+      }
+      const std::size_t at = offsets[static_cast<std::size_t>(owner)] * element + next * chunk;
+      std::memcpy(slot(ring, written_by_me_[ring]), send + at, std::min(chunk, elements_of(owner) * element - next * chunk));
+      publish(ring);
+      ++next, --remaining, moved = true;
+    }
+    // Our block's next chunk, once every peer's part of it is there: own input op each peer's slot,
+    // in rank order from ours, into the output (and the result ring) while it is in cache.
+    if (reduced < own_chunks) {
+      const int lagging = results ? reader_in_the_way(result_ring, -1) : -1;
+      bool ready = lagging < 0;
+      if (!ready) waiting_for = lagging;
+      for (int s = 1; s < n && ready; ++s) {
+        const int peer = (rank_ + s) % n;
+        if (!has_chunk(peer_ring(peer, rank_))) ready = false, waiting_for = peer;
+      }
+      if (ready) {
+        const std::size_t at = reduced * chunk, bytes = std::min(chunk, own_bytes - at), elements = bytes / element;
+        char* target = own_out + at;
+        for (int s = 1; s < n; ++s) {
+          const std::size_t ring = peer_ring((rank_ + s) % n, rank_);
+          const char* theirs = slot(ring, read_by_me_[ring]);
+          if (s == 1) reduce_pair(target, own_in + at, theirs, elements, type, op);
+          else reduce_into(target, theirs, elements, type, op);
+          consume(ring);
+        }
+        if (op == ReduceOp::avg) divide_for_average(target, elements, type, n);
+        if (results) {
+          std::memcpy(slot(result_ring, written_by_me_[result_ring]), target, bytes);
+          publish(result_ring);
+        }
+        ++reduced, --remaining, moved = true;
+      }
+    }
+    // Other blocks' results, from their owners.
+    for (int s = 1; s < n && results; ++s) {
+      const int owner = (rank_ + s) % n;
+      std::size_t& next = fetched[static_cast<std::size_t>(owner)];
+      if (next == chunks_in(owner)) continue;
+      const std::size_t ring = broadcast_ring(owner);
+      if (!has_chunk(ring)) {
+        waiting_for = owner;
+        continue;
+      }
+      const std::size_t at = offsets[static_cast<std::size_t>(owner)] * element + next * chunk;
+      std::memcpy(results + at, slot(ring, read_by_me_[ring]), std::min(chunk, elements_of(owner) * element - next * chunk));
+      consume(ring);
+      ++next, --remaining, moved = true;
+    }
+    if (moved) progress.moved();
+    else progress.idle(waiting_for);
+  }
+}
+
+void StagedCollectives::all_reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) {
+  const std::size_t element = size_of(type);
+  char* out = static_cast<char*>(recv);
+  if (layout_.ranks == 1) {
+    if (send != recv && count) std::memmove(recv, send, count * element);
+    if (op == ReduceOp::avg) divide_for_average(recv, count, type, 1);
+    return;
+  }
+  const auto offsets = block_offsets(count, layout_.ranks);
+  // In place, our input chunk of a block is staged before its result can exist (the owner waits for
+  // it), so a result never overwrites input we still have to send.
+  reduce_blocks(static_cast<const char*>(send), out + offsets[static_cast<std::size_t>(rank_)] * element, offsets, type, op, out);
+}
+
+void StagedCollectives::reduce_scatter(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) {
+  const int n = layout_.ranks;
+  std::vector<std::size_t> offsets(static_cast<std::size_t>(n) + 1);
+  for (int b = 0; b <= n; ++b) offsets[static_cast<std::size_t>(b)] = static_cast<std::size_t>(b) * count;
+  if (n == 1) {
+    if (send != recv && count) std::memmove(recv, send, count * size_of(type));
+    if (op == ReduceOp::avg) divide_for_average(recv, count, type, 1);
+    return;
+  }
+  reduce_blocks(static_cast<const char*>(send), static_cast<char*>(recv), offsets, type, op, nullptr);
+}
+
+}  // namespace gpudirect::comm

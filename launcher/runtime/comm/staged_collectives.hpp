@@ -1,0 +1,102 @@
+// all_reduce, all_gather and reduce_scatter for ranks that share one host, through rings of
+// cache-sized slots in memory that every rank maps (a SharedSegment).
+//
+// Why not messages: over libfabric's shm provider a block travels sender -> bounce buffer ->
+// receiver's scratch, and only then is it reduced; with CMA the kernel copies it once, but on VMs a
+// CMA copy costs as much as two memcpys. Here a rank copies a chunk of its input into a slot (it stays
+// in cache), the block's owner reduces all ranks' slots with its own input in one pass and writes the
+// result once into its output and once into a slot, and every other rank copies it out: each byte
+// goes through memory about half as often, and the reduction is fused into the transfer, which a
+// point-to-point API cannot express. libfabric still carries every other collective, and everything
+// between hosts.
+//
+// Rings: each rank owns one broadcast ring (all_gather's blocks and all_reduce's results, read by
+// every other rank) and one ring per peer (its input chunks of that peer's block, read by that peer
+// only). A ring is a count of chunks written, a count read by each reader, and `slots` slots of
+// `chunk_bytes`: the writer reuses a slot when every reader has moved past it. The counts only grow,
+// call after call, and every rank walks the same chunks in the same order, so no call needs a barrier:
+// a rank may start the next call while its peers finish this one. Nobody reads a rank's own buffers
+// but the rank itself, so the caller may reuse them as soon as the call returns.
+#pragma once
+
+#include "bootstrap/abort_signal.hpp"
+#include "comm/communicator.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gpudirect::comm {
+
+struct StagingLayout {
+  int ranks = 0;
+  std::size_t chunk_bytes = 64 * 1024;  // best of 32K, 64K, 128K, 256K (bench all_reduce/all_gather, 2 ranks)
+  std::size_t slots = 8;
+
+  // The layout for `ranks` ranks within `budget` bytes: fewer slots per ring as rings multiply.
+  // Throws std::invalid_argument where even two slots per ring do not fit.
+  static StagingLayout for_ranks(int ranks, std::size_t budget = kDefaultBudget);
+  std::size_t ring_count() const { return static_cast<std::size_t>(ranks) * static_cast<std::size_t>(ranks); }
+  std::size_t header_bytes() const;  // counts, one cache line each (no false sharing between writers)
+  std::size_t ring_bytes() const { return header_bytes() + slots * chunk_bytes; }
+  std::size_t bytes() const { return ring_count() * ring_bytes(); }
+
+  static constexpr std::size_t kDefaultBudget = std::size_t(64) << 20;
+};
+
+// How a rank waits: gives up after `timeout` without progress (naming the rank it waits for), and
+// at once when the job aborts. `on_failure` (may be empty) tells the other ranks before throwing.
+struct StagingWait {
+  std::chrono::milliseconds timeout{30000};
+  std::shared_ptr<bootstrap::AbortSignal> abort;
+  std::function<void(const std::string&)> on_failure;
+  std::string host;  // for messages
+};
+
+class StagedCollectives {
+ public:
+  // `memory`: layout.bytes() of memory that every rank maps and that was zero before any rank used
+  // it. Not owned.
+  StagedCollectives(void* memory, StagingLayout layout, int rank, StagingWait wait);
+
+  int rank() const { return rank_; }
+  int size() const { return layout_.ranks; }
+
+  // Same counts and in-place rules as Communicator's.
+  void all_reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
+  void all_gather(const void* send, void* recv, std::size_t count, DataType type);
+  void reduce_scatter(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
+
+ private:
+  std::size_t broadcast_ring(int owner) const { return static_cast<std::size_t>(owner); }
+  std::size_t peer_ring(int writer, int reader) const;  // writer's chunks of reader's block
+  std::uint64_t* written(std::size_t ring) const;
+  std::uint64_t* read_by(std::size_t ring, int reader) const;
+  char* slot(std::size_t ring, std::uint64_t chunk) const;
+  // -1 where this rank may write its next chunk to `ring`, else a reader still on that slot
+  // (`reader` -1: every other rank reads the ring).
+  int reader_in_the_way(std::size_t ring, int reader) const;
+  bool has_chunk(std::size_t ring) const;
+  void publish(std::size_t ring);
+  void consume(std::size_t ring);
+
+  // Reduces this rank's block from every rank's chunks of it; with `results`, also publishes each
+  // reduced chunk and copies the other blocks' results into `results`.
+  void reduce_blocks(const char* send, char* own_out, const std::vector<std::size_t>& offsets, DataType type, ReduceOp op,
+                     char* results);
+
+  class Progress;
+
+  char* memory_;
+  StagingLayout layout_;
+  int rank_;
+  StagingWait wait_;
+  std::vector<std::uint64_t> written_by_me_;  // per ring: chunks this rank wrote (its own rings)
+  std::vector<std::uint64_t> read_by_me_;     // per ring: chunks this rank read (its peers' rings)
+};
+
+}  // namespace gpudirect::comm
