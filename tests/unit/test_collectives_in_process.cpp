@@ -250,26 +250,35 @@ std::vector<Case> cases_for(int n) {
 }  // namespace
 
 TEST_CASE("every collective algorithm at 1..8 ranks, every type and op, in and out of place", "[collectives][in-process]") {
-  // Messages only (the ring, recursive doubling, trees), then with direct reads of peers' memory at
-  // every size, in chunks of a few elements so every block spans several chunks and a partial one.
-  for (const bool direct : {false, true}) {
+  // Messages only (the ring, recursive doubling, trees); with direct reads of peers' memory at
+  // every size, in chunks of a few elements so every block spans several chunks and a partial one;
+  // and staged through shared rings (here one zeroed allocation the threads share) of two slots of
+  // 24 bytes, so the rings wrap many times within a call, and every call follows the last on them.
+  enum class Mode { messages, direct, staged };
+  for (const Mode mode : {Mode::messages, Mode::direct, Mode::staged}) {
     CollectiveTuning tuning;
     tuning.chunk_bytes = 4096;  // the ring's steps in several chunks, the last one partial
-    if (direct) tuning = {.direct_all_reduce_bytes = 0, .direct_all_gather_bytes = 0, .direct_reduce_scatter_bytes = 0, .chunk_bytes = 24};
+    if (mode == Mode::direct)
+      tuning = {.direct_all_reduce_bytes = 0, .direct_all_gather_bytes = 0, .direct_reduce_scatter_bytes = 0, .chunk_bytes = 24};
     for (int n = 1; n <= 8; ++n) {
       const auto cases = cases_for(n);
+      const StagingLayout layout{.ranks = n, .chunk_bytes = 24, .slots = 2};
+      std::vector<char> rings(mode == Mode::staged ? layout.bytes() : 0, 0);
       const auto failures = on_threads(
           n,
           [&](int r, std::unique_ptr<Transport>& transport) {
-            Collectives coll(*transport, tuning);
+            std::unique_ptr<StagedCollectives> staged;
+            if (mode == Mode::staged) staged = std::make_unique<StagedCollectives>(rings.data(), layout, r, StagingWait{.timeout = kTimeout, .abort = nullptr, .on_failure = {}, .host = "this host"});
+            Collectives coll(*transport, tuning, staged.get());
             std::vector<std::string> wrong;
             for (const Case& c : cases)
               if (auto why = run_case(coll, c, r, n); !why.empty() && wrong.size() < 5) wrong.push_back(why);
             coll.barrier();
             return wrong;
           },
-          direct);
-      INFO((direct ? "direct reads, " : "messages, ") << n << " ranks, " << cases.size() << " cases");
+          mode == Mode::direct);
+      INFO((mode == Mode::messages ? "messages, " : mode == Mode::direct ? "direct reads, " : "staged, ") << n << " ranks, "
+                                                                                                         << cases.size() << " cases");
       CHECK(failures.empty());
       for (const auto& f : failures) FAIL_CHECK(f);
     }

@@ -1,0 +1,177 @@
+// Shared-memory staging beyond the results (test_collectives_in_process.cpp checks those): its
+// layout, a silent or aborted peer, and the segment every rank of a one-host job maps through the
+// real rendezvous store (named nowhere in /dev/shm afterwards; all ranks fall back together).
+#include <catch2/catch.hpp>
+
+#include "bootstrap/local_spawn.hpp"
+#include "bootstrap/store.hpp"
+#include "comm/node_staging.hpp"
+#include "comm/shared_segment.hpp"
+#include "comm/staged_collectives.hpp"
+#include "store_test_ranks.hpp"
+
+#include <dirent.h>
+
+#include <chrono>
+#include <cstring>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace gpudirect::comm;
+using namespace std::chrono_literals;
+using gpudirect::bootstrap::testing::rank_of;
+
+namespace {
+
+std::set<std::string> our_shm_objects() {
+  std::set<std::string> names;
+  if (DIR* dir = ::opendir("/dev/shm")) {
+    while (const dirent* entry = ::readdir(dir))
+      if (std::strncmp(entry->d_name, "gpudirect-comm-", 15) == 0) names.insert(entry->d_name);
+    ::closedir(dir);
+  }
+  return names;
+}
+
+// Runs `body(rank, store)` for `size` ranks on threads over a real rendezvous store.
+template <typename Body>
+void on_store_ranks(int size, Body body, const std::string& hostname = "") {
+  const int port = gpudirect::bootstrap::free_local_port();
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < size; ++r)
+    ranks.emplace_back([&, r] {
+      auto context = rank_of(r, size, port);
+      if (!hostname.empty()) context.hostname = hostname;
+      auto store = gpudirect::bootstrap::connect_store(context, 20s);
+      body(r, context, *store);
+      store->barrier("done");
+    });
+  for (auto& t : ranks) t.join();
+}
+
+}  // namespace
+
+TEST_CASE("staging layout: every ring has its own cache lines, fewer slots as ranks multiply", "[staging]") {
+  const auto two = StagingLayout::for_ranks(2);
+  CHECK(two.ring_count() == 4);  // two broadcast rings, one ring per ordered pair
+  CHECK(two.slots == 8);
+  CHECK(two.header_bytes() % 4096 == 0);
+  CHECK(two.header_bytes() >= 64 * 3);
+  const auto sixteen = StagingLayout::for_ranks(16);
+  CHECK(sixteen.slots < 8);
+  CHECK(sixteen.slots >= 2);
+  CHECK(sixteen.bytes() <= StagingLayout::kDefaultBudget);
+  CHECK_THROWS_WITH(StagingLayout::for_ranks(64), Catch::Contains("64 ranks on one host need") && Catch::Contains("shared memory"));
+  CHECK_THROWS(StagingLayout::for_ranks(0));
+}
+
+TEST_CASE("staging: a rank that never joins the call is named within the timeout, and told to the job", "[staging]") {
+  const auto layout = StagingLayout::for_ranks(3);
+  std::vector<char> rings(layout.bytes(), 0);
+  std::string told;
+  StagingWait wait{.timeout = 200ms, .abort = nullptr, .on_failure = [&](const std::string& m) { told = m; }, .host = "node7"};
+  std::vector<float> in(100000, 1.0f), out(100000);
+  // Rank 1 joins, rank 2 never does: rank 0 waits for rank 2's part of its block.
+  bool one_timed_out = false;  // Catch2 assertions only on the test's thread
+  std::thread one([&] {
+    StagedCollectives rank1(rings.data(), layout, 1, StagingWait{.timeout = 200ms, .abort = nullptr, .on_failure = {}, .host = "node7"});
+    std::vector<float> mine(in.size(), 1.0f), result(in.size());
+    try {
+      rank1.all_reduce(mine.data(), result.data(), mine.size(), DataType::float32, ReduceOp::sum);
+    } catch (const CommTimeout&) {
+      one_timed_out = true;
+    }
+  });
+  StagedCollectives rank0(rings.data(), layout, 0, wait);
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH(rank0.all_reduce(in.data(), out.data(), in.size(), DataType::float32, ReduceOp::sum),
+                    Catch::Contains("rank 2 on node7 made no progress for 0.2 s") && Catch::Contains("in all_reduce over shared memory"));
+  CHECK(std::chrono::steady_clock::now() - start < 5s);
+  CHECK_THAT(told, Catch::Contains("rank 2 on node7"));
+  one.join();
+  CHECK(one_timed_out);
+}
+
+TEST_CASE("staging: a job-wide abort stops a waiting rank at once with the abort's reason", "[staging]") {
+  const auto layout = StagingLayout::for_ranks(2);
+  std::vector<char> rings(layout.bytes(), 0);
+  auto abort = std::make_shared<gpudirect::bootstrap::AbortSignal>();
+  StagedCollectives rank0(rings.data(), layout, 0, StagingWait{.timeout = 60s, .abort = abort, .on_failure = {}, .host = "h"});
+  std::thread raiser([&] {
+    std::this_thread::sleep_for(100ms);
+    abort->raise("rank 1 on h died");
+  });
+  std::vector<double> in(1000, 2.0), out(2000);
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH(rank0.all_gather(in.data(), out.data(), in.size(), DataType::float64), "rank 1 on h died");
+  CHECK(std::chrono::steady_clock::now() - start < 5s);
+  raiser.join();
+}
+
+TEST_CASE("a shared segment is mapped by every rank, zeroed, shared, and gone from /dev/shm", "[staging][store]") {
+  const auto before = our_shm_objects();
+  std::vector<std::string> errors(3);
+  std::vector<int> zeroed(3, 0), sees_all(3, 0);  // per rank; checked on the test's thread
+  on_store_ranks(3, [&](int r, const gpudirect::bootstrap::LaunchContext&, gpudirect::bootstrap::Store& store) {
+    const auto me = static_cast<std::size_t>(r);
+    std::string why;
+    auto segment = map_shared_segment(store, r, std::size_t(1) << 20, &why);
+    errors[me] = why;
+    if (!segment) return;
+    auto* bytes = static_cast<unsigned char*>(segment->data());
+    zeroed[me] = 1;
+    for (std::size_t i = 0; i < segment->bytes(); ++i) zeroed[me] &= bytes[i] == 0;
+    store.barrier("checked");
+    bytes[me * 4096] = static_cast<unsigned char>(r + 1);
+    store.barrier("written");
+    sees_all[me] = 1;  // every rank's write, seen by all
+    for (int q = 0; q < 3; ++q) sees_all[me] &= bytes[static_cast<std::size_t>(q) * 4096] == q + 1;
+    store.barrier("read");
+  });
+  for (const auto& e : errors) CHECK(e.empty());
+  CHECK(zeroed == std::vector<int>{1, 1, 1});
+  CHECK(sees_all == std::vector<int>{1, 1, 1});
+  CHECK(our_shm_objects() == before);  // unlinked once every rank had it
+}
+
+TEST_CASE("a segment that /dev/shm cannot hold: every rank gets none, with rank 0's reason, and nothing is left", "[staging][store]") {
+  const auto before = our_shm_objects();
+  std::vector<std::string> errors(2);
+  std::vector<bool> got(2, true);
+  on_store_ranks(2, [&](int r, const gpudirect::bootstrap::LaunchContext&, gpudirect::bootstrap::Store& store) {
+    std::string why;
+    got[static_cast<std::size_t>(r)] = map_shared_segment(store, r, std::size_t(1) << 50, &why) != nullptr;  // 1 PiB
+    errors[static_cast<std::size_t>(r)] = why;
+  });
+  for (int r = 0; r < 2; ++r) {
+    CHECK_FALSE(got[static_cast<std::size_t>(r)]);
+    CHECK_THAT(errors[static_cast<std::size_t>(r)], Catch::StartsWith("rank 0: reserving 1073741824 MiB in /dev/shm"));
+  }
+  CHECK(our_shm_objects() == before);
+}
+
+TEST_CASE("staging is used when every rank is on one host, not across hosts, not when switched off", "[staging][store]") {
+  std::vector<bool> used(2);
+  on_store_ranks(
+      2,
+      [&](int r, const gpudirect::bootstrap::LaunchContext& context, gpudirect::bootstrap::Store& store) {
+        used[static_cast<std::size_t>(r)] = stage_on_one_host(context, store, 5s).collectives != nullptr;
+      },
+      "samehost");
+  CHECK(used == std::vector<bool>{true, true});
+  on_store_ranks(2, [&](int r, const gpudirect::bootstrap::LaunchContext& context, gpudirect::bootstrap::Store& store) {
+    used[static_cast<std::size_t>(r)] = stage_on_one_host(context, store, 5s).collectives != nullptr;  // host0, host1
+  });
+  CHECK(used == std::vector<bool>{false, false});
+  ::setenv("GPUDIRECT_COMM_STAGING", "0", 1);
+  on_store_ranks(
+      2,
+      [&](int r, const gpudirect::bootstrap::LaunchContext& context, gpudirect::bootstrap::Store& store) {
+        used[static_cast<std::size_t>(r)] = stage_on_one_host(context, store, 5s).collectives != nullptr;
+      },
+      "samehost");
+  ::unsetenv("GPUDIRECT_COMM_STAGING");
+  CHECK(used == std::vector<bool>{false, false});
+}
