@@ -1,5 +1,7 @@
 #include "comm/node_staging.hpp"
 
+#include "gpudirect/text.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -12,17 +14,22 @@ NodeStaging stage_on_one_host(const bootstrap::LaunchContext& context, bootstrap
   NodeStaging staging;
   const char* setting = std::getenv("GPUDIRECT_COMM_STAGING");
   const bool wanted = !(setting && std::strcmp(setting, "0") == 0);
-  // Same answer on every rank: the hosts are gathered, the setting must be the job's.
-  const auto hosts = store.all_gather("staging/hosts", wanted ? context.hostname : std::string());
-  if (context.size < 2 || std::any_of(hosts.begin(), hosts.end(), [&](const std::string& h) { return h.empty() || h != hosts[0]; }))
-    return staging;
-  StagingLayout layout;
   std::string why_not;
+  StagingLayout layout;
   try {
     layout = StagingLayout::for_ranks(context.size);
+    // GPUDIRECT_COMM_STAGING_CHUNK_BYTES: the slot size (to measure; a multiple of 64).
+    if (const char* chunk = std::getenv("GPUDIRECT_COMM_STAGING_CHUNK_BYTES"))
+      layout = StagingLayout::for_ranks(context.size, StagingLayout::kDefaultBudget,
+                                        parse_integer<std::size_t>(chunk, "GPUDIRECT_COMM_STAGING_CHUNK_BYTES", 64, std::size_t(64) << 20));
   } catch (const std::invalid_argument& e) {
     why_not = e.what();
   }
+  // One answer on every rank: all on one host, staging wanted everywhere, the same slots.
+  const std::string mine = wanted ? context.hostname + " " + std::to_string(layout.chunk_bytes) : std::string();
+  const auto all = store.all_gather("staging/hosts", mine);
+  if (context.size < 2 || std::any_of(all.begin(), all.end(), [&](const std::string& h) { return h.empty() || h != all[0]; }))
+    return staging;
   if (why_not.empty()) staging.memory = map_shared_segment(store, context.rank, layout.bytes(), &why_not);
   if (!staging.memory) {
     if (context.rank == 0)

@@ -34,10 +34,13 @@ std::size_t chunks_of(std::size_t elements, std::size_t per_chunk) { return (ele
 
 }  // namespace
 
-StagingLayout StagingLayout::for_ranks(int ranks, std::size_t budget) {
+StagingLayout StagingLayout::for_ranks(int ranks, std::size_t budget, std::size_t chunk_bytes) {
   if (ranks < 1) throw std::invalid_argument("staging needs at least one rank");
+  if (chunk_bytes == 0 || chunk_bytes % kCacheLine != 0)
+    throw std::invalid_argument("staging slots of " + std::to_string(chunk_bytes) + " bytes: not a multiple of 64");
   StagingLayout layout;
   layout.ranks = ranks;
+  layout.chunk_bytes = chunk_bytes;
   for (; layout.slots > 2 && layout.bytes() > budget; layout.slots /= 2) {
   }
   if (layout.bytes() > budget)

@@ -38,8 +38,9 @@ struct StagingLayout {
   std::size_t slots = 8;
 
   // The layout for `ranks` ranks within `budget` bytes: fewer slots per ring as rings multiply.
-  // Throws std::invalid_argument where even two slots per ring do not fit.
-  static StagingLayout for_ranks(int ranks, std::size_t budget = kDefaultBudget);
+  // Throws std::invalid_argument where even two slots per ring do not fit, or for a chunk that is
+  // not a multiple of 64 bytes.
+  static StagingLayout for_ranks(int ranks, std::size_t budget = kDefaultBudget, std::size_t chunk_bytes = 64 * 1024);
   std::size_t ring_count() const { return static_cast<std::size_t>(ranks) * static_cast<std::size_t>(ranks); }
   std::size_t header_bytes() const;  // counts, one cache line each (no false sharing between writers)
   std::size_t ring_bytes() const { return header_bytes() + slots * chunk_bytes; }
