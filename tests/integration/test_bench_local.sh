@@ -33,20 +33,27 @@ for np in 1 2 3 4 5 8; do
   done
 done
 
-# The large-message paths under both ways shm may use CMA: as measured at startup (on a VM: off, the
-# ring's messages only) and forced on (direct reads of peers' buffers from 1-4 MiB).
+# The large-message paths: staged through shared memory (the default on one host), and with staging
+# off under both ways shm may use CMA: as measured at startup (on a VM: off, the ring's messages
+# only) and forced on (direct reads of peers' buffers from 1-4 MiB).
 # 786436 bytes at 3 ranks: blocks of unequal size at a chunk boundary (the ring once hung there).
-for cma in measured 0; do
+for mode in staged messages cma; do
+  case $mode in
+    staged) mode_env=() ;;
+    messages) mode_env=(GPUDIRECT_COMM_STAGING=0) ;;
+    cma) mode_env=(GPUDIRECT_COMM_STAGING=0 FI_SHM_DISABLE_CMA=0) ;;
+  esac
   for np in 2 3; do
     for collective in all_reduce all_gather reduce_scatter; do
-      log=$work/large-$collective-$np-$cma.log
-      env_cma=()
-      [ "$cma" = measured ] || env_cma=(FI_SHM_DISABLE_CMA=$cma)
-      if timeout 300 env "${env_cma[@]}" "$LAUNCH" --np "$np" --timeout 60 bench "$collective" -b 786436 -e 16M -f 6 -o avg -n 2 -w 1 -c 1 \
+      log=$work/large-$collective-$np-$mode.log
+      if timeout 300 env "${mode_env[@]}" "$LAUNCH" --np "$np" --timeout 60 bench "$collective" -b 786436 -e 16M -f 6 -o avg -n 2 -w 1 -c 1 \
           >"$log" 2>&1; then
-        if parse_ok "$log"; then pass; else fail "$collective with $np ranks, CMA $cma: wrong results or malformed table" "$log"; fi
+        if ! parse_ok "$log"; then fail "$collective with $np ranks, $mode: wrong results or malformed table" "$log"
+        elif [ "$mode" = staged ] && ! grep -q "libfabric:shm+staging" "$log"; then fail "$collective with $np ranks: not staged on one host" "$log"
+        elif [ "$mode" != staged ] && grep -q "+staging" "$log"; then fail "$collective with $np ranks: staged although GPUDIRECT_COMM_STAGING=0" "$log"
+        else pass; fi
       else
-        fail "$collective with $np ranks, CMA $cma, exited $?" "$log"
+        fail "$collective with $np ranks, $mode, exited $?" "$log"
       fi
     done
   done
