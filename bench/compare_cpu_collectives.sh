@@ -2,8 +2,9 @@
 # Our libfabric backend (gpudirect-launch --np N bench) against Open MPI (MPI_Allreduce,
 # MPI_Allgather over vader) and Gloo (ring allreduce, allgather over TCP) on this machine, in one
 # run: all_reduce and all_gather, 2 and 4 ranks, 4 KiB..256 MiB. Every tool times the same way
-# (pre-faulted buffers reused, warm-up, mean per iteration on rank 0); each measurement is
-# repeated REPS times, the tools interleaved, and the median taken. Open MPI runs twice: default
+# (pre-faulted buffers reused, warm-up, mean per iteration on rank 0: SMALL_ITERS=100 iterations up
+# to SMALL_MAX=4 MiB, ITERS=10 above); each measurement is repeated REPS=3 times, the tools
+# interleaved, and the median taken. Open MPI runs twice: default
 # malloc, and malloc tuned so its per-call scratch buffers are not unmapped and faulted in again
 # every call (mpi_t: the one the goals compare with). Prints busbw (nccl-tests' definition) of
 # every tool, the ratios ours/peer (above 1: we are faster), this machine's single-thread memcpy
@@ -26,7 +27,7 @@ for arg in "$@"; do
     --across-nodes) across=1 ;;
     --across-nodes-only) across=1 within=0 ;;
     --rt) rt=(chrt -r 1) ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "compare_cpu_collectives.sh: unknown option $arg (see --help)" >&2; exit 2 ;;
     *) build=$arg ;;
   esac
@@ -34,9 +35,11 @@ done
 build=${build:-$src/build/release}
 launch=$build/launcher/gpudirect-launch
 peers=$src/build/peers/bin
-if [ "$quick" = 1 ]; then REPS=${REPS:-1} ITERS=${ITERS:-5} MAX=${MAX:-16777216}; fi
+if [ "$quick" = 1 ]; then REPS=${REPS:-1} ITERS=${ITERS:-5} SMALL_ITERS=${SMALL_ITERS:-20} MAX=${MAX:-16777216}; fi
 REPS=${REPS:-3}
 ITERS=${ITERS:-10}
+SMALL_ITERS=${SMALL_ITERS:-100}
+SMALL_MAX=${SMALL_MAX:-4194304}
 MIN=${MIN:-4096}
 MAX=${MAX:-268435456}
 mkdir -p "$peers"
@@ -94,6 +97,14 @@ median_of() {  # files... -> "bytes median_us spread%"
     printf '%s %s\n' "$size" "$(printf '%s\n' $times | sort -g | awk '{v[NR]=$1} END {m=v[int((NR+1)/2)]; printf "%.2f %.0f", m, (v[NR]-v[1])/m*100}')"
   done
 }
+# tool collective np: the sizes up to SMALL_MAX with SMALL_ITERS iterations, the rest with ITERS
+# (ten iterations of a 1 MiB call are half a millisecond: one preemption moves it by a fifth).
+sweep() {
+  local first_max=$MIN
+  while [ $((first_max * 4)) -le "$SMALL_MAX" ] && [ $((first_max * 4)) -le "$MAX" ]; do first_max=$((first_max * 4)); done
+  (MAX=$first_max ITERS=$SMALL_ITERS; "$@")
+  if [ $((first_max * 4)) -le "$MAX" ]; then (MIN=$((first_max * 4)); "$@"); fi
+}
 # tools... : runs every tool REPS times, interleaved (a burst of load hits all of them alike),
 # leaving $work/TOOL.median
 measure() {
@@ -102,7 +113,7 @@ measure() {
   rm -f "$work"/*.rep.* "$work"/*.median
   for rep in $(seq 1 "$REPS"); do
     for tool in "$@"; do
-      "$tool" "$collective" "$np" >"$work/$tool.rep.$rep"
+      sweep "$tool" "$collective" "$np" >"$work/$tool.rep.$rep"
     done
   done
   for tool in "$@"; do median_of "$work/$tool".rep.* >"$work/$tool.median"; done
@@ -112,7 +123,7 @@ mpi_tuned() { mpi "$1" "$2" tuned; }
 memcpy_gbs=$("${rt[@]}" "$peers/memcpy_bandwidth")
 summary=$work/summary
 : >"$summary"
-echo "compare: single-thread memcpy on this machine: $memcpy_gbs GB/s (256 MiB, best of 10); $REPS repetitions, $ITERS iterations, medians"
+echo "compare: single-thread memcpy on this machine: $memcpy_gbs GB/s (256 MiB, best of 10); $REPS repetitions, $SMALL_ITERS iterations up to $SMALL_MAX B and $ITERS above, medians"
 for collective in $([ "$within" = 1 ] && echo all_reduce all_gather); do
   for np in 2 4; do
     measure "$collective" "$np" ours mpi_tuned mpi gloo

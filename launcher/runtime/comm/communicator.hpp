@@ -1,7 +1,8 @@
 // One interface for collectives, whatever moves the bytes: NCCL on GPU memory, libfabric on host
 // memory. Calls are asynchronous: they return a Request that completes later, so training can
 // overlap communication with compute. Buffers are device pointers for NCCL, host pointers for
-// libfabric; `Communicator::memory()` says which.
+// libfabric; `Communicator::memory()` says which. A communicator's calls complete in the order they
+// were made (NCCL: one stream; host: one worker), so waiting for a call waits for every earlier one.
 #pragma once
 
 #include <cstddef>
@@ -24,7 +25,7 @@ class Request {
  public:
   virtual ~Request() = default;
   virtual bool test() = 0;  // true once complete; never blocks
-  virtual void wait() = 0;  // blocks until complete; throws CommError on failure
+  virtual void wait() = 0;  // blocks until complete; throws CommError on failure (again on every later wait)
 };
 
 class CommError : public std::runtime_error {

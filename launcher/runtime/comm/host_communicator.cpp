@@ -20,11 +20,21 @@ namespace {
 class FutureRequest final : public Request {
  public:
   explicit FutureRequest(std::future<void> future) : future_(std::move(future)) {}
-  bool test() override { return future_.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }
-  void wait() override { future_.get(); }
+  bool test() override { return !future_.valid() || future_.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }
+  void wait() override {
+    if (future_.valid()) {  // get() once; later waits answer the same
+      try {
+        future_.get();
+      } catch (...) {
+        failed_ = std::current_exception();
+      }
+    }
+    if (failed_) std::rethrow_exception(failed_);
+  }
 
  private:
   std::future<void> future_;
+  std::exception_ptr failed_;
 };
 
 // A call that ran in the caller's thread: complete when returned.
