@@ -361,6 +361,16 @@ TEST_CASE("a small call that fails in the caller's thread fails every later call
                     Catch::Contains("during all_reduce of 8 bytes"));
 }
 
+TEST_CASE("a call that fails on the worker: every wait on its request throws its error, not a future's", "[collectives][in-process]") {
+  auto transports = make_thread_transports(2, std::chrono::milliseconds(50));
+  auto comm = make_host_communicator(std::move(transports[0]), "threads");  // rank 1 never takes part
+  std::vector<std::int64_t> large(1 << 17, 1);  // 1 MiB: runs on the worker
+  auto request = comm->all_reduce(large.data(), large.data(), large.size(), DataType::int64, ReduceOp::sum);
+  CHECK_THROWS_WITH(request->wait(), Catch::Contains("during all_reduce of 1048576 bytes (int64 sum)"));
+  CHECK(request->test());
+  CHECK_THROWS_WITH(request->wait(), Catch::Contains("during all_reduce of 1048576 bytes (int64 sum)"));  // bench waits twice
+}
+
 TEST_CASE("ring all_reduce whose blocks straddle a chunk boundary unevenly (a rank with one piece fewer)", "[collectives][in-process]") {
   // 3 ranks, 16 floats per chunk, 19201 floats (past recursive doubling's limit): blocks of 6400,
   // 6400 and 6401, so one rank's first step needs 400 pieces and its neighbours' 401. It used to
