@@ -59,10 +59,17 @@ TEST_CASE("staging layout: every ring has its own cache lines, fewer slots as ra
   CHECK(two.slots == 8);
   CHECK(two.header_bytes() % 4096 == 0);
   CHECK(two.header_bytes() >= 64 * 3);
-  const auto sixteen = StagingLayout::for_ranks(16);
-  CHECK(sixteen.slots < 8);
-  CHECK(sixteen.slots >= 2);
-  CHECK(sixteen.bytes() <= StagingLayout::kDefaultBudget);
+  CHECK(two.chunk_bytes == 128 * 1024);
+  const auto eight = StagingLayout::for_ranks(8);  // 64 rings: fewer slots, as large
+  CHECK(eight.slots == 4);
+  CHECK(eight.chunk_bytes == 128 * 1024);
+  const auto sixteen = StagingLayout::for_ranks(16);  // 256 rings: smaller slots too
+  CHECK(sixteen.slots == 4);
+  CHECK(sixteen.chunk_bytes < 128 * 1024);
+  CHECK(sixteen.chunk_bytes >= 16 * 1024);
+  for (const auto& layout : {two, eight, sixteen}) CHECK(layout.bytes() <= StagingLayout::kDefaultBudget);
+  CHECK(StagingLayout::for_ranks(2, StagingLayout::kDefaultBudget, 64 * 1024).chunk_bytes == 64 * 1024);
+  CHECK_THROWS_WITH(StagingLayout::for_ranks(2, StagingLayout::kDefaultBudget, 1000), Catch::Contains("not a multiple of 64"));
   CHECK_THROWS_WITH(StagingLayout::for_ranks(64), Catch::Contains("64 ranks on one host need") && Catch::Contains("shared memory"));
   CHECK_THROWS(StagingLayout::for_ranks(0));
 }

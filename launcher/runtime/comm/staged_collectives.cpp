@@ -15,6 +15,7 @@ namespace {
 
 constexpr std::size_t kCacheLine = 64;
 constexpr std::size_t kPage = 4096;
+constexpr std::size_t kMinChunkBytes = 16 * 1024;
 
 std::size_t round_up(std::size_t value, std::size_t to) { return (value + to - 1) / to * to; }
 
@@ -41,7 +42,13 @@ StagingLayout StagingLayout::for_ranks(int ranks, std::size_t budget, std::size_
   StagingLayout layout;
   layout.ranks = ranks;
   layout.chunk_bytes = chunk_bytes;
-  for (; layout.slots > 2 && layout.bytes() > budget; layout.slots /= 2) {
+  // Rings multiply as ranks squared: first fewer slots (four still keep the pipeline full), then
+  // smaller slots (down to 16 KiB), then two slots.
+  while (layout.bytes() > budget) {
+    if (layout.slots > 4) layout.slots /= 2;
+    else if (layout.chunk_bytes > kMinChunkBytes && layout.chunk_bytes % 128 == 0) layout.chunk_bytes /= 2;
+    else if (layout.slots > 2) layout.slots /= 2;
+    else break;
   }
   if (layout.bytes() > budget)
     throw std::invalid_argument(std::to_string(ranks) + " ranks on one host need " + std::to_string(layout.bytes() >> 20) +

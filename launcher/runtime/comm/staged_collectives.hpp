@@ -34,13 +34,13 @@ namespace gpudirect::comm {
 
 struct StagingLayout {
   int ranks = 0;
-  std::size_t chunk_bytes = 64 * 1024;  // best of 32K, 64K, 128K, 256K (bench all_reduce/all_gather, 2 ranks)
+  std::size_t chunk_bytes = 128 * 1024;  // best of 32K, 64K, 128K, 256K (bench all_reduce/all_gather, 2 and 4 ranks)
   std::size_t slots = 8;
 
-  // The layout for `ranks` ranks within `budget` bytes: fewer slots per ring as rings multiply.
-  // Throws std::invalid_argument where even two slots per ring do not fit, or for a chunk that is
-  // not a multiple of 64 bytes.
-  static StagingLayout for_ranks(int ranks, std::size_t budget = kDefaultBudget, std::size_t chunk_bytes = 64 * 1024);
+  // The layout for `ranks` ranks within `budget` bytes: fewer and smaller slots as rings multiply.
+  // Throws std::invalid_argument where even two slots of 16 KiB per ring do not fit, or for a chunk
+  // that is not a multiple of 64 bytes.
+  static StagingLayout for_ranks(int ranks, std::size_t budget = kDefaultBudget, std::size_t chunk_bytes = 128 * 1024);
   std::size_t ring_count() const { return static_cast<std::size_t>(ranks) * static_cast<std::size_t>(ranks); }
   std::size_t header_bytes() const;  // counts, one cache line each (no false sharing between writers)
   std::size_t ring_bytes() const { return header_bytes() + slots * chunk_bytes; }
