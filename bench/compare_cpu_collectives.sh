@@ -169,8 +169,15 @@ in_a iperf3 -s -1 -p 15201 >/dev/null 2>&1 &
 sleep 0.5
 iperf_gbs=$(in_b iperf3 -c "$addr_a" -p 15201 -t 3 -f g 2>/dev/null | awk '/receiver/ {for (i = 1; i <= NF; i++) if ($i == "Gbits/sec") print $(i - 1) / 8}')
 wait
+# For context (the goal is the single stream): one stream each way at once, as a ring step sends
+# and receives at the same time; the slower direction's rate.
+in_a iperf3 -s -1 -p 15202 >/dev/null 2>&1 &
+sleep 0.5
+bidir_gbs=$(in_b iperf3 -c "$addr_a" -p 15202 -t 3 -f g --bidir 2>/dev/null |
+  awk '/receiver/ {for (i = 1; i <= NF; i++) if ($i == "Gbits/sec") { v = $(i - 1) / 8; if (min == "" || v < min) min = v } } END {print min}')
+wait
 echo
-echo "# across nodes (two network namespaces, one veth link, one rank in each, tcp;ofi_rxm): iperf3 single stream ${iperf_gbs} GB/s"
+echo "# across nodes (two network namespaces, one veth link, one rank in each, tcp;ofi_rxm): iperf3 single stream ${iperf_gbs} GB/s; both ways at once ${bidir_gbs} GB/s each (slower direction)"
 
 # Up to 64 MiB across the link (ACROSS_MAX): past that each size only takes longer at the same rate.
 MAX=${ACROSS_MAX:-$((MAX < 67108864 ? MAX : 67108864))}
