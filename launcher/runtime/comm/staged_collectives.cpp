@@ -74,9 +74,10 @@ class StagedCollectives::Progress {
     if (Clock::now() - since_ > wait.timeout) {
       char seconds[32];
       std::snprintf(seconds, sizeof seconds, "%.1f", static_cast<double>(wait.timeout.count()) / 1000.0);
-      const std::string message = (waiting_for >= 0 ? "rank " + std::to_string(waiting_for) : std::string("a rank")) + " on " + wait.host + " made no progress for " + seconds +
-                                  " s (--timeout) in " + call_ + " over shared memory, seen from rank " +
-                                  std::to_string(owner_.rank_) + ": it is stuck, or called a different collective";
+      const std::string who = waiting_for >= 0 ? "rank " + std::to_string(waiting_for) : std::string("a rank");
+      const std::string message = who + " on " + wait.host + " made no progress for " + seconds + " s (--timeout) in " + call_ +
+                                  " over shared memory, seen from rank " + std::to_string(owner_.rank_) +
+                                  ": it is stuck, or called a different collective";
       if (wait.abort && wait.abort->raised()) throw CommError(wait.abort->message());
       if (wait.on_failure) wait.on_failure(message);
       throw CommTimeout(message);
