@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Our libfabric backend (gpudirect-launch --np N bench) against Open MPI (MPI_Allreduce,
+# Our host backend (gpudirect-launch --np N bench --backend libfabric: shared-memory staging on one
+# host, GPUDIRECT_COMM_STAGING=0 for libfabric messages only) against Open MPI (MPI_Allreduce,
 # MPI_Allgather over vader) and Gloo (ring allreduce, allgather over TCP) on this machine, in one
 # run: all_reduce and all_gather, 2 and 4 ranks, 4 KiB..256 MiB. Every tool times the same way
 # (pre-faulted buffers reused, warm-up, mean per iteration on rank 0: SMALL_ITERS=100 iterations up
