@@ -187,8 +187,8 @@ std::string run_case(Collectives& coll, const Case& c, int r, int n) {
 
 // Runs `body(rank, transport)` on n threads; returns every rank's failures (exceptions included).
 std::vector<std::string> on_threads(int n, const std::function<std::vector<std::string>(int, std::unique_ptr<Transport>&)>& body,
-                                    bool remote_reads = false) {
-  auto transports = make_thread_transports(n, kTimeout, remote_reads);
+                                    bool remote_reads = false, bool pieces = false) {
+  auto transports = make_thread_transports(n, kTimeout, remote_reads, pieces);
   std::vector<std::vector<std::string>> failures(static_cast<std::size_t>(n));
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r)
@@ -252,14 +252,16 @@ std::vector<Case> cases_for(int n) {
 TEST_CASE("every collective algorithm at 1..8 ranks, every type and op, in and out of place", "[collectives][in-process]") {
   // Messages only (the ring, recursive doubling, trees); with direct reads of peers' memory at
   // every size, in chunks of a few elements so every block spans several chunks and a partial one;
-  // and staged through shared rings (here one zeroed allocation the threads share) of two slots of
-  // 24 bytes, so the rings wrap many times within a call, and every call follows the last on them.
-  enum class Mode { messages, direct, staged };
-  for (const Mode mode : {Mode::messages, Mode::direct, Mode::staged}) {
+  // staged through shared rings (here one zeroed allocation the threads share) of two slots of
+  // 24 bytes, so the rings wrap many times within a call, and every call follows the last on them;
+  // and with exchanges in pieces of 24 bytes (as over a network: the ring reduces each as it lands).
+  enum class Mode { messages, direct, staged, pieces };
+  for (const Mode mode : {Mode::messages, Mode::direct, Mode::staged, Mode::pieces}) {
     CollectiveTuning tuning;
     tuning.chunk_bytes = 4096;  // the ring's steps in several chunks, the last one partial
     if (mode == Mode::direct)
       tuning = {.direct_all_reduce_bytes = 0, .direct_all_gather_bytes = 0, .direct_reduce_scatter_bytes = 0, .chunk_bytes = 24};
+    if (mode == Mode::pieces) tuning.piece_bytes = 24;
     for (int n = 1; n <= 8; ++n) {
       const auto cases = cases_for(n);
       const StagingLayout layout{.ranks = n, .chunk_bytes = 24, .slots = 2};
@@ -276,9 +278,9 @@ TEST_CASE("every collective algorithm at 1..8 ranks, every type and op, in and o
             coll.barrier();
             return wrong;
           },
-          mode == Mode::direct);
-      INFO((mode == Mode::messages ? "messages, " : mode == Mode::direct ? "direct reads, " : "staged, ") << n << " ranks, "
-                                                                                                         << cases.size() << " cases");
+          mode == Mode::direct, mode == Mode::pieces);
+      INFO((mode == Mode::messages ? "messages, " : mode == Mode::direct ? "direct reads, " : mode == Mode::staged ? "staged, " : "pieces, ")
+           << n << " ranks, " << cases.size() << " cases");
       CHECK(failures.empty());
       for (const auto& f : failures) FAIL_CHECK(f);
     }

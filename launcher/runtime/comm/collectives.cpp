@@ -39,6 +39,25 @@ void Collectives::ring_reduce_scatter(const char* input, char* data, DataType ty
   std::size_t largest = 0;
   for (int b = 0; b < n; ++b) largest = std::max(largest, offsets[static_cast<std::size_t>(b) + 1] - offsets[static_cast<std::size_t>(b)]);
   const std::size_t pieces = (largest + chunk - 1) / chunk;
+  if (t_.overlaps_transfers()) {
+    // Over a network: a step's pieces all travel at once, each reduced as it lands (while the
+    // next ones still travel) instead of one round trip per piece. One tag per step.
+    const std::size_t piece = std::max(std::max<std::size_t>(1, tuning_.piece_bytes / element), (largest + Transport::kMaxPieces - 1) / Transport::kMaxPieces);
+    char* arriving = scratch(largest * element, 1);
+    for (int s = 0; s < n - 1; ++s, ++step) {
+      const auto send_block = static_cast<std::size_t>(mod(r - s - 1, n));
+      const auto recv_block = static_cast<std::size_t>(mod(r - s - 2, n));
+      const char* source = (s == 0 ? input : data) + offsets[send_block] * element;
+      const std::size_t send_bytes = (offsets[send_block + 1] - offsets[send_block]) * element;
+      const std::size_t recv_bytes = (offsets[recv_block + 1] - offsets[recv_block]) * element;
+      const std::size_t base = offsets[recv_block] * element;
+      t_.exchange_pieces(send_bytes ? mod(r + 1, n) : -1, source, send_bytes, recv_bytes ? mod(r - 1, n) : -1, arriving, recv_bytes,
+                         tag(step), piece * element, [&](std::size_t offset, std::size_t bytes) {
+                           reduce_pair(data + base + offset, input + base + offset, arriving + offset, bytes / element, type, op);
+                         });
+    }
+    return;
+  }
   char* incoming = scratch(std::min(largest, chunk) * element, 1);
   // After step s rank r holds the sum of s+2 contributions of block r-s-2; the last step leaves block r.
   for (int s = 0; s < n - 1; ++s) {

@@ -10,7 +10,9 @@
 // into cache, one write of the result), then copies the other blocks from their owners; two small
 // barriers keep buffers unchanged while peers read them. No ring steps, no scratch round trips.
 // Where all ranks share a host and a StagedCollectives is given, those three go through it instead
-// (staged_collectives.hpp), from Tuning's staged_min_bytes up.
+// (staged_collectives.hpp), from Tuning's staged_min_bytes up. Over a network
+// (Transport::overlaps_transfers) a ring reduce-scatter step sends all its pieces at once and
+// reduces each as it lands, instead of one round trip per piece.
 #pragma once
 
 #include "comm/communicator.hpp"
@@ -33,6 +35,7 @@ struct CollectiveTuning {
   std::size_t direct_reduce_scatter_bytes = 4 << 20;  // send buffer size from which reduce_scatter does
   std::size_t chunk_bytes = 256 * 1024;               // moved, then reduced while in cache (best of 256K, 1M, whole)
   std::size_t staged_min_bytes = 0;                   // buffer size from which staging (where there is) takes over
+  std::size_t piece_bytes = 1 << 20;                  // over a network: a ring step's messages (best of 256K, 1M, 4M on tcp)
 };
 
 class Collectives {

@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <thread>
@@ -104,6 +105,9 @@ class FabricTransport final : public Transport {
     // read as one process_vm_readv (CMA) from the caller's thread, so the collectives reduce
     // straight from a peer's buffer. GPUDIRECT_FABRIC_DIRECT_READS=0 turns them off (to compare).
     const char* direct = std::getenv("GPUDIRECT_FABRIC_DIRECT_READS");
+    // shm: the caller's thread does the copies. GPUDIRECT_FABRIC_PIECES=0: one round trip per piece (to compare).
+    const char* pieces = std::getenv("GPUDIRECT_FABRIC_PIECES");
+    overlaps_ = provider != "shm" && !(pieces && std::string(pieces) == "0");
     const bool cma = provider == "shm" && use_cma(store);
     const bool want_reads = cma && !(direct && std::string(direct) == "0");
     int rc = want_reads ? get_info(provider, true) : -FI_ENODATA;
@@ -159,6 +163,47 @@ class FabricTransport final : public Transport {
   int size() const override { return size_; }
 
   bool can_read_remote() const override { return remote_reads_; }
+  bool overlaps_transfers() const override { return overlaps_; }
+
+  void exchange_pieces(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes,
+                       std::uint32_t tag, std::size_t piece_bytes, const std::function<void(std::size_t, std::size_t)>& received) override {
+    if (!broken_.empty()) throw CommError(broken_);
+    auto pieces = [&](int peer, std::size_t bytes) { return peer >= 0 && bytes ? (bytes + piece_bytes - 1) / piece_bytes : 0; };
+    const std::size_t recv_pieces = piece_bytes ? pieces(from, recv_bytes) : 0, send_pieces = piece_bytes ? pieces(to, send_bytes) : 0;
+    if (!overlaps_ || piece_bytes == 0 || recv_pieces > kMaxPieces || send_pieces > kMaxPieces)
+      throw std::logic_error("libfabric: an exchange in " + std::to_string(piece_bytes) + "-byte pieces is not possible here");
+    if (piece_bytes > max_message_) {  // pieces larger than a message (blocks past 1 GiB): one exchange, then the pieces
+      exchange(to, send, send_bytes, from, recv, recv_bytes, tag);
+      for (std::size_t at = 0; at < recv_bytes && from >= 0; at += piece_bytes) received(at, std::min(piece_bytes, recv_bytes - at));
+      return;
+    }
+    try {
+      ops_.assign(recv_pieces + send_pieces, Operation{});
+      for (std::size_t c = 0; c < recv_pieces; ++c) {
+        char* base = static_cast<char*>(recv) + c * piece_bytes;
+        const std::size_t bytes = std::min(piece_bytes, recv_bytes - c * piece_bytes);
+        ops_[c].peer = from;
+        post([&] { return fi_trecv(ep_, base, bytes, nullptr, peers_[static_cast<std::size_t>(from)], full_tag(tag, from, c), 0, &ops_[c].context); },
+             "fi_trecv", from);
+      }
+      for (std::size_t c = 0; c < send_pieces; ++c) {
+        const char* base = static_cast<const char*>(send) + c * piece_bytes;
+        const std::size_t bytes = std::min(piece_bytes, send_bytes - c * piece_bytes);
+        Operation& op = ops_[recv_pieces + c];
+        op.peer = to;
+        post([&] { return fi_tsend(ep_, base, bytes, nullptr, peers_[static_cast<std::size_t>(to)], full_tag(tag, rank_, c), &op.context); },
+             "fi_tsend", to);
+      }
+      std::size_t delivered = 0;  // pieces handed to `received`, in order
+      wait_for_all([&] {
+        for (; delivered < recv_pieces && ops_[delivered].done; ++delivered)
+          received(delivered * piece_bytes, std::min(piece_bytes, recv_bytes - delivered * piece_bytes));
+      });
+    } catch (const CommError& e) {
+      broken_ = e.what();
+      throw;
+    }
+  }
 
   RemoteRegion expose(const void* data, std::size_t bytes) override {
     if (!broken_.empty()) throw CommError(broken_);
@@ -295,13 +340,17 @@ class FabricTransport final : public Transport {
   // Progresses until every operation in ops_ completed. Spins for spin_ after the last progress
   // (a peer on another core answers within microseconds), then yields the core on every empty
   // poll: ranks often outnumber cores, and a spinning rank would starve the peer it waits for.
-  void wait_for_all() {
+  // `progressed` runs after every completion seen (and once first): exchange_pieces hands over
+  // the pieces that arrived.
+  void wait_for_all(const std::function<void()>& progressed = {}) {
+    if (progressed) progressed();
     std::size_t outstanding = static_cast<std::size_t>(std::count_if(ops_.begin(), ops_.end(), [](const Operation& o) { return !o.done; }));
     auto last_progress = Clock::now();
     while (outstanding > 0) {
       if (abort_->raised()) throw CommError(abort_->message());
       const std::size_t done = progress();
       if (done > 0) {
+        if (progressed) progressed();
         last_progress = Clock::now();
         outstanding = static_cast<std::size_t>(std::count_if(ops_.begin(), ops_.end(), [](const Operation& o) { return !o.done; }));
         continue;
@@ -373,6 +422,7 @@ class FabricTransport final : public Transport {
   std::size_t max_message_ = 0;
   std::vector<Operation> ops_;  // the operations of the exchange or read in progress
   bool remote_reads_ = false;
+  bool overlaps_ = false;
   std::map<std::pair<std::uintptr_t, std::size_t>, fid_mr*> registered_;  // expose()'s cache
   std::uint64_t last_key_ = 0;
   std::chrono::microseconds spin_{0};

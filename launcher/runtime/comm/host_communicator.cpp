@@ -152,6 +152,8 @@ class HostCommunicator final : public Communicator {
     CollectiveTuning tuning;
     if (const char* from = std::getenv("GPUDIRECT_COMM_STAGED_MIN_BYTES"))
       tuning.staged_min_bytes = parse_integer<std::size_t>(from, "GPUDIRECT_COMM_STAGED_MIN_BYTES", 0, std::size_t(1) << 50);
+    if (const char* piece = std::getenv("GPUDIRECT_COMM_PIECE_BYTES"))
+      tuning.piece_bytes = parse_integer<std::size_t>(piece, "GPUDIRECT_COMM_PIECE_BYTES", 64, std::size_t(1) << 40);
     if (const char* chunk = std::getenv("GPUDIRECT_COMM_CHUNK_BYTES"))
       tuning.chunk_bytes = parse_integer<std::size_t>(chunk, "GPUDIRECT_COMM_CHUNK_BYTES", 64, std::size_t(1) << 40);
     return tuning;

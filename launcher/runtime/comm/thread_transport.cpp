@@ -2,6 +2,7 @@
 
 #include "comm/communicator.hpp"
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -28,8 +29,8 @@ struct Mailboxes {
 
 class ThreadTransport final : public Transport {
  public:
-  ThreadTransport(std::shared_ptr<Mailboxes> shared, int rank, std::chrono::milliseconds timeout, bool remote_reads)
-      : shared_(std::move(shared)), rank_(rank), timeout_(timeout), remote_reads_(remote_reads) {}
+  ThreadTransport(std::shared_ptr<Mailboxes> shared, int rank, std::chrono::milliseconds timeout, bool remote_reads, bool pieces)
+      : shared_(std::move(shared)), rank_(rank), timeout_(timeout), remote_reads_(remote_reads), pieces_(pieces) {}
 
   int rank() const override { return rank_; }
   int size() const override { return static_cast<int>(shared_->boxes.size()); }
@@ -40,6 +41,22 @@ class ThreadTransport final : public Transport {
     if (from >= 0 && recv_bytes > 0) take(from, recv, recv_bytes, tag);
   }
 
+  bool overlaps_transfers() const override { return pieces_; }
+  // Every piece its own message (same tag: a mailbox keeps arrival order), each received piece
+  // handed over as soon as it is taken.
+  void exchange_pieces(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes,
+                       std::uint32_t tag, std::size_t piece_bytes, const std::function<void(std::size_t, std::size_t)>& received) override {
+    if (!pieces_ || piece_bytes == 0) throw std::logic_error("thread transport: exchange in pieces not enabled");
+    auto pieces = [&](std::size_t bytes) { return (bytes + piece_bytes - 1) / piece_bytes; };
+    if (pieces(send_bytes) > kMaxPieces || pieces(recv_bytes) > kMaxPieces) throw CommError("thread transport: more than kMaxPieces pieces");
+    for (std::size_t at = 0; to >= 0 && at < send_bytes; at += piece_bytes)
+      post(to, static_cast<const char*>(send) + at, std::min(piece_bytes, send_bytes - at), tag);
+    for (std::size_t at = 0; from >= 0 && at < recv_bytes; at += piece_bytes) {
+      const std::size_t bytes = std::min(piece_bytes, recv_bytes - at);
+      take(from, static_cast<char*>(recv) + at, bytes, tag);
+      received(at, bytes);
+    }
+  }
   bool can_read_remote() const override { return remote_reads_; }
   RemoteRegion expose(const void* data, std::size_t) override { return {reinterpret_cast<std::uintptr_t>(data), 0}; }
   void read(int peer, const RemoteRegion& region, std::size_t offset, void* local, std::size_t bytes) override {
@@ -90,15 +107,16 @@ class ThreadTransport final : public Transport {
   int rank_;
   std::chrono::milliseconds timeout_;
   bool remote_reads_;
+  bool pieces_;
 };
 
 }  // namespace
 
-std::vector<std::unique_ptr<Transport>> make_thread_transports(int size, std::chrono::milliseconds timeout, bool remote_reads) {
+std::vector<std::unique_ptr<Transport>> make_thread_transports(int size, std::chrono::milliseconds timeout, bool remote_reads, bool pieces) {
   if (size < 1) throw std::invalid_argument("thread transport: size " + std::to_string(size) + " must be at least 1");
   auto shared = std::make_shared<Mailboxes>(size);
   std::vector<std::unique_ptr<Transport>> transports;
-  for (int rank = 0; rank < size; ++rank) transports.push_back(std::make_unique<ThreadTransport>(shared, rank, timeout, remote_reads));
+  for (int rank = 0; rank < size; ++rank) transports.push_back(std::make_unique<ThreadTransport>(shared, rank, timeout, remote_reads, pieces));
   return transports;
 }
 

@@ -15,7 +15,9 @@ namespace gpudirect::comm {
 // own thread. Sends never block (messages are copied); a receive waits at most `timeout`, then
 // throws CommError naming the rank, the peer and the tag. The transports may be destroyed in any
 // order. With `remote_reads`, peers' buffers are also read directly (one address space), so the
-// direct-read algorithms run in tests as they do over libfabric's shm provider.
-std::vector<std::unique_ptr<Transport>> make_thread_transports(int size, std::chrono::milliseconds timeout, bool remote_reads = false);
+// direct-read algorithms run in tests as they do over libfabric's shm provider. With `pieces`,
+// exchanges also run in pieces (overlaps_transfers), as over a network.
+std::vector<std::unique_ptr<Transport>> make_thread_transports(int size, std::chrono::milliseconds timeout, bool remote_reads = false,
+                                                               bool pieces = false);
 
 }  // namespace gpudirect::comm

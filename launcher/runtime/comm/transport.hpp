@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 
 namespace gpudirect::comm {
@@ -25,6 +26,21 @@ class Transport {
   // or 0 bytes skips that side. Throws CommError when a peer does not answer within the timeout.
   virtual void exchange(int to, const void* send, std::size_t send_bytes, int from, void* recv,
                         std::size_t recv_bytes, std::uint32_t tag) = 0;
+
+  // A network moves data while the caller computes (the kernel or the NIC does it), so an exchange
+  // may run in pieces, all under way at once: each piece of `piece_bytes` (the last one shorter) of
+  // the send and of the receive is its own message, and `received(offset, bytes)` runs in this
+  // thread for each received piece, in order, as soon as it and the ones before it are in, while
+  // later pieces still travel. The ring reduces a piece there, and never waits for a round trip per
+  // piece. Both sides pass the same piece size; at most kMaxPieces pieces a side. Only where
+  // overlaps_transfers() (over shared memory the caller's own thread copies, so nothing overlaps).
+  virtual bool overlaps_transfers() const { return false; }
+  static constexpr std::size_t kMaxPieces = 256;  // within every provider's queue of posted receives
+  virtual void exchange_pieces(int /*to*/, const void* /*send*/, std::size_t /*send_bytes*/, int /*from*/, void* /*recv*/,
+                               std::size_t /*recv_bytes*/, std::uint32_t /*tag*/, std::size_t /*piece_bytes*/,
+                               const std::function<void(std::size_t, std::size_t)>& /*received*/) {
+    throw std::logic_error("transport without exchanges in pieces");
+  }
 
   void send(int to, const void* data, std::size_t bytes, std::uint32_t tag) { exchange(to, data, bytes, -1, nullptr, 0, tag); }
   void recv(int from, void* data, std::size_t bytes, std::uint32_t tag) { exchange(-1, nullptr, 0, from, data, bytes, tag); }
