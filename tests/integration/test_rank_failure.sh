@@ -33,11 +33,17 @@ wait_running() {
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 under() { awk -v t="$1" -v max="$2" 'BEGIN { exit !(t < max) }'; }
 
-# check NAME RC ELAPSED LOG PATTERN: non-zero exit, the report line, detection under 25 s.
+# check NAME RC ELAPSED LOG PATTERN: non-zero exit, the report line, detection under 25 s, no crash.
 check() {
   local name=$1 rc=$2 took=$3 log=$4 pattern=$5
   echo "     $name: job ended ${took} s after the fault (exit $rc)"
-  if [ "$rc" -ne 0 ] && under "$took" 25 && grep -qE -- "$pattern" "$log"; then
+  # A rank that crashes instead of failing cleanly: libfabric's signal handler says so on stderr and
+  # leaves EXE.NNs-PID,HOST.btr in the working directory.
+  local crashes
+  crashes=$(find . -maxdepth 1 -name '*.btr' -newer "$log.start" 2>/dev/null | head -3)
+  if grep -q "terminated with signal" "$log" || [ -n "$crashes" ]; then
+    fail "$name: a rank crashed" "$(grep -A3 "terminated with signal" "$log" | head -6; [ -z "$crashes" ] || head -6 $crashes)"
+  elif [ "$rc" -ne 0 ] && under "$took" 25 && grep -qE -- "$pattern" "$log"; then
     pass "$name: exit $rc, detected in ${took} s, reported: $(grep -m1 -oE -- "$pattern" "$log")"
   else
     fail "$name (exit $rc after ${took} s, want non-zero under 25 s and /$pattern/)" "$(grep -v '^\(\[[0-9]\] \)\?#' "$log" | tail -8)"
@@ -47,7 +53,7 @@ check() {
 cluster_up
 
 # 1. kill -9 of rank 3 (node2) in the middle of all_reduce.
-log=$work/kill.log
+log=$work/kill.log; touch "$log.start"
 timeout 120 srun -N2 --ntasks-per-node=2 --gpu-direct=tcpxo "$LAUNCH" --timeout 20 "${BENCH[@]}" >"$log" 2>&1 &
 job=$!
 if wait_running "$log" && victim=$(rank_pid 3) && [ -n "$victim" ]; then
@@ -65,7 +71,7 @@ else
 fi
 
 # 2. The data NIC of rank 0 (node1, enp6s0 with --gpu-direct=tcpxo) goes down mid-run.
-log=$work/link.log
+log=$work/link.log; touch "$log.start"
 timeout 120 srun -N2 --ntasks-per-node=2 --gpu-direct=tcpxo "$LAUNCH" --timeout 5 "${BENCH[@]}" >"$log" 2>&1 &
 job=$!
 if wait_running "$log"; then
@@ -83,7 +89,7 @@ fi
 
 # 3. Rank 3 never reaches the rendezvous (it sleeps instead): the others give up after --timeout
 # naming it, and --kill-on-bad-exit ends the step.
-log=$work/absent.log
+log=$work/absent.log; touch "$log.start"
 start=$EPOCHREALTIME
 timeout 120 srun -N2 --ntasks-per-node=2 --kill-on-bad-exit=1 bash -c \
   "if [ \"\$SLURM_PROCID\" = 3 ]; then exec sleep 100; fi; exec '$LAUNCH' --timeout 5 ${BENCH[*]}" >"$log" 2>&1
@@ -93,7 +99,7 @@ check "srun, rank 3 never reaches the rendezvous (--timeout 5)" "$rc" "$took" "$
   "rank 3 of 4 never reached the rendezvous within 5.00 s"
 
 # 4. Standalone: kill -9 of one --np rank; the rest stop at once.
-log=$work/np.log
+log=$work/np.log; touch "$log.start"
 timeout 120 "$LAUNCH" --np 4 --timeout 20 "${BENCH[@]}" >"$log" 2>&1 &
 job=$!
 if wait_running "$log" && victim=$(rank_pid 2) && [ -n "$victim" ]; then
