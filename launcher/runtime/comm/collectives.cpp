@@ -1,5 +1,6 @@
 #include "comm/collectives.hpp"
 
+#include "comm/block_offsets.hpp"
 #include "comm/reduce_kernels.hpp"
 
 #include <algorithm>
@@ -7,13 +8,6 @@
 
 namespace gpudirect::comm {
 namespace {
-
-// Block b of n covers elements [offsets[b], offsets[b+1]): sizes differ by at most one.
-std::vector<std::size_t> block_offsets(std::size_t count, int n) {
-  std::vector<std::size_t> offsets(static_cast<std::size_t>(n) + 1);
-  for (int b = 0; b <= n; ++b) offsets[static_cast<std::size_t>(b)] = count * static_cast<std::size_t>(b) / static_cast<std::size_t>(n);
-  return offsets;
-}
 
 int mod(int a, int n) { return ((a % n) + n) % n; }
 

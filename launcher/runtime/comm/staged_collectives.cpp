@@ -1,5 +1,6 @@
 #include "comm/staged_collectives.hpp"
 
+#include "comm/block_offsets.hpp"
 #include "comm/reduce_kernels.hpp"
 
 #include <sched.h>
@@ -23,13 +24,6 @@ std::uint64_t load(const std::uint64_t* count) {
   return std::atomic_ref<std::uint64_t>(*const_cast<std::uint64_t*>(count)).load(std::memory_order_acquire);
 }
 void store(std::uint64_t* count, std::uint64_t value) { std::atomic_ref<std::uint64_t>(*count).store(value, std::memory_order_release); }
-
-// Block b of n covers elements [offsets[b], offsets[b+1]): sizes differ by at most one.
-std::vector<std::size_t> block_offsets(std::size_t count, int n) {
-  std::vector<std::size_t> offsets(static_cast<std::size_t>(n) + 1);
-  for (int b = 0; b <= n; ++b) offsets[static_cast<std::size_t>(b)] = count * static_cast<std::size_t>(b) / static_cast<std::size_t>(n);
-  return offsets;
-}
 
 std::size_t chunks_of(std::size_t elements, std::size_t per_chunk) { return (elements + per_chunk - 1) / per_chunk; }
 
