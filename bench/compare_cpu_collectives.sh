@@ -16,8 +16,9 @@
 #     --rt             run every tool under `chrt -r 1` (round-robin real-time): on a machine shared
 #                      with builds, this keeps their time slices out of everyone's timings alike
 #     --across-nodes   also two network namespaces joined by a veth link (needs root and iproute2):
-#                      one rank in each over tcp;ofi_rxm, 1 MiB..64 MiB, against iperf3's single stream on the
-#                      same link and Open MPI's tcp BTL (--across-nodes-only: just that)
+#                      one rank in each over libfabric's default across hosts (net where libfabric has it,
+#                      else tcp;ofi_rxm; FI_PROVIDER set by you wins), 1 MiB..64 MiB, against iperf3's
+#                      single stream on the same link and Open MPI's tcp BTL (--across-nodes-only: just that)
 #   needs openmpi-bin libopenmpi-dev libgloo-dev (and iperf3 for --across-nodes)
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -178,19 +179,20 @@ bidir_gbs=$(in_b iperf3 -c "$addr_a" -p 15202 -t 3 -f g --bidir 2>/dev/null |
   awk '/receiver/ {for (i = 1; i <= NF; i++) if ($i == "Gbits/sec") { v = $(i - 1) / 8; if (min == "" || v < min) min = v } } END {print min}')
 wait
 echo
-echo "# across nodes (two network namespaces, one veth link, one rank in each, tcp;ofi_rxm): iperf3 single stream ${iperf_gbs} GB/s; both ways at once ${bidir_gbs} GB/s each (slower direction)"
+echo "# across nodes (two network namespaces, one veth link, one rank in each): iperf3 single stream ${iperf_gbs} GB/s; both ways at once ${bidir_gbs} GB/s each (slower direction)"
 
 # Up to 64 MiB across the link (ACROSS_MAX): past that each size only takes longer at the same rate.
 MAX=${ACROSS_MAX:-$((MAX < 67108864 ? MAX : 67108864))}
 MIN=${ACROSS_MIN:-$((MIN > 1048576 ? MIN : 1048576))}
 ours_across() {  # collective -> "bytes us"
   local port=$((15300 + RANDOM % 500)) pid
-  in_b "${rt[@]}" env RANK=1 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=$addr_a MASTER_PORT=$port FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=gdcmp1 \
+  in_b "${rt[@]}" env RANK=1 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=$addr_a MASTER_PORT=$port FI_TCP_IFACE=gdcmp1 \
     unshare --uts sh -c "hostname node-b; exec \"$launch\" bench $1 -b $MIN -e $MAX -f 4 -n $ITERS -w 3 -c 0 -a 0 --backend libfabric" >/dev/null 2>&1 &
   pid=$!
-  in_a "${rt[@]}" env RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=$addr_a MASTER_PORT=$port FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=gdcmp0 \
+  in_a "${rt[@]}" env RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=$addr_a MASTER_PORT=$port FI_TCP_IFACE=gdcmp0 \
     unshare --uts sh -c "hostname node-a; exec \"$launch\" bench $1 -b $MIN -e $MAX -f 4 -n $ITERS -w 3 -c 0 -a 0 --backend libfabric" 2>&1 |
-    awk '/^ +[0-9]+ +[0-9]+ / {print $1, $6} /^\[0\] +[0-9]+ +[0-9]+ / {print $2, $7}'
+    awk -v backend="$work/across_backend" '/^ +[0-9]+ +[0-9]+ / {print $1, $6} /^\[0\] +[0-9]+ +[0-9]+ / {print $2, $7}
+      /^# gpudirect-launch bench/ {print > backend}'
   wait "$pid"
 }
 # Open MPI across the namespaces: mpirun in A starts the remote orted in B through an "rsh agent"
@@ -210,7 +212,7 @@ mpi_across() {  # collective -> "bytes us"
 }
 for collective in all_reduce all_gather; do
   measure "$collective" 2 ours_across mpi_across
-  echo "# $collective, 2 ranks across the link: busbw GB/s, ours as a fraction of iperf3's single stream, ratio ours/mpi_tcp"
+  echo "# $collective, 2 ranks across the link ($(grep -o 'libfabric:[^ ]*' "$work/across_backend" 2>/dev/null || echo '?')): busbw GB/s, ours as a fraction of iperf3's single stream, ratio ours/mpi_tcp"
   printf '# %10s %8s %8s %12s %11s\n' bytes ours mpi_tcp ours/iperf3 ours/mpi_tcp
   if [ -s "$work/mpi_across.median" ]; then
     join <(sort -k1,1 "$work/ours_across.median") <(sort -k1,1 "$work/mpi_across.median")

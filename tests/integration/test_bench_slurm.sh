@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # gpudirect-launch bench under the real local Slurm: ranks on 2 nodes (network namespaces) talk
-# libfabric tcp;ofi_rxm, each on the NIC the plugin gave it; the local sbatch check script.
+# libfabric over TCP (net, or tcp;ofi_rxm where libfabric has no net), each on the NIC the plugin
+# gave it; ranks whose libfabric speak different providers fail at once; the local sbatch check script.
 source "$(dirname "$0")/lib.sh"
 cluster_up
 
 for collective in all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv; do
   out=$(timeout 180 srun -N2 --ntasks-per-node=2 "$LAUNCH" --timeout 60 bench "$collective" -b 8 -e 1M -f 40 -d all -n 2 -w 1 -r 3 2>&1)
   rc=$?
-  if [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q "Out of bounds values : 0 OK" && printf '%s\n' "$out" | grep -q "tcp;ofi_rxm"; then
+  if [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q "Out of bounds values : 0 OK" && printf '%s\n' "$out" | grep -qF "libfabric:$ACROSS_PROVIDER"; then
     pass "$collective across 2 nodes x 2 ranks over tcp: every type correct"
   else
     fail "$collective across 2 nodes (rc $rc)" "$(printf '%s\n' "$out" | tail -15)"
@@ -15,8 +16,20 @@ for collective in all_reduce all_gather reduce_scatter broadcast reduce alltoall
 done
 
 out=$(timeout 180 srun -N2 --ntasks-per-node=2 --gpus-per-task=1 --gpu-direct=tcpxo "$LAUNCH" --timeout 60 bench all_reduce -b 1M -e 1M -o all 2>&1)
-expect_contains "with --gpu-direct each rank uses the plugin's NIC" "node2 device  1 [host] libfabric:tcp;ofi_rxm on enp7s0" "$out"
+expect_contains "with --gpu-direct each rank uses the plugin's NIC" "node2 device  1 [host] libfabric:$ACROSS_PROVIDER on enp7s0" "$out"
 expect_contains "with --gpu-direct: all ops correct" "Out of bounds values : 0 OK" "$out"
+
+# One node's ranks on another provider (as with a different libfabric install): every rank stops
+# within seconds naming both providers, instead of waiting for connections that cannot be made.
+start=$SECONDS
+out=$(timeout 120 srun -N2 --ntasks-per-node=1 sh -c '[ "$SLURM_NODEID" = 1 ] && export FI_PROVIDER="udp;ofi_rxd"; exec "$0" "$@"' \
+  "$LAUNCH" --timeout 60 bench all_reduce -b 8 -e 8 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && [ $((SECONDS - start)) -lt 30 ] && printf '%s\n' "$out" | grep -q "uses provider udp;ofi_rxd, rank 0 on node1 uses $ACROSS_PROVIDER"; then
+  pass "mixed providers: rc $rc in $((SECONDS - start)) s, both named"
+else
+  fail "mixed providers (rc $rc after $((SECONDS - start)) s)" "$(printf '%s\n' "$out" | tail -8)"
+fi
 
 out=$(timeout 120 srun -N2 --ntasks-per-node=2 "$LAUNCH" rendezvous-check 2>&1)
 expect_contains "rendezvous-check lists every rank" "3 node2 1/2" "$out"

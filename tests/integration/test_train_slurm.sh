@@ -30,7 +30,7 @@ for zero in "" --zero1; do
   rc=$?
   if [ $rc -ne 0 ]; then fail "$name (rc $rc)" "$(printf '%s\n' "$out" | tail -15)"; continue; fi
   if result=$(same_parameters "$CLUSTER_DIR/one.ckpt" "$CLUSTER_DIR/slurm$zero.ckpt"); then pass "$name ($result)"; else fail "$name ($result)"; fi
-  expect_contains "collectives over libfabric tcp" "collectives over libfabric:tcp;ofi_rxm" "$out"
+  expect_contains "collectives over libfabric tcp" "collectives over libfabric:$ACROSS_PROVIDER" "$out"
   expect_contains "4 ranks on 2 hosts" "4 rank(s) on 2 host(s)" "$out"
   expect_contains "end-of-run parameter check" "parameters identical on all 4 rank(s)" "$out"
 done

@@ -91,15 +91,21 @@ class FabricTransport final : public Transport {
     const bool one_host = std::all_of(hosts.begin(), hosts.end(), [&](const std::string& h) { return h == hosts[0]; });
     std::string provider = options.provider;
     if (provider.empty() && std::getenv("FI_PROVIDER")) provider = std::getenv("FI_PROVIDER");
-    if (provider.empty()) provider = one_host ? "shm" : "tcp;ofi_rxm";
-    // The plugin's NIC for this task: libfabric's tcp provider reads FI_TCP_IFACE.
+    // The plugin's NIC for this task: libfabric's tcp provider reads FI_TCP_IFACE, net FI_NET_IFACE.
     std::string interface = options.interface;
     if (interface.empty() && std::getenv("FI_TCP_IFACE")) interface = std::getenv("FI_TCP_IFACE");
     if (interface.empty() && std::getenv("GPUDIRECT_NICS")) {
       const std::string nics = std::getenv("GPUDIRECT_NICS");
       interface = nics.substr(0, nics.find(','));
     }
-    if (!interface.empty()) ::setenv("FI_TCP_IFACE", interface.c_str(), 1);
+    if (!interface.empty()) {
+      ::setenv("FI_TCP_IFACE", interface.c_str(), 1);
+      ::setenv("FI_NET_IFACE", interface.c_str(), 1);
+    }
+    // Across hosts: net, where this libfabric has it, is RDM straight over its sockets; rxm over
+    // tcp adds a rendezvous round trip and copies (measured on the veth link of
+    // bench/compare_cpu_collectives.sh: all_reduce 4-64 MiB 1.17-1.42 GB/s busbw against 0.94-1.22).
+    if (provider.empty()) provider = one_host ? "shm" : provider_offered("net") ? "net" : "tcp;ofi_rxm";
 
     // On shm, one-sided reads too: with FI_MR_VIRT_ADDR and no RMA ordering the provider does a
     // read as one process_vm_readv (CMA) from the caller's thread, so the collectives reduce
@@ -138,10 +144,19 @@ class FabricTransport final : public Transport {
     std::size_t length = name.size();
     check(fi_getname(&ep_->fid, name.data(), &length), "fi_getname");
     name.resize(length);
-    const auto names = store.all_gather("fabric/names", to_hex(name));
+    // Every rank must speak the same provider (one libfabric without net among the hosts would
+    // otherwise leave the others waiting for connections it cannot make): the provider goes with
+    // the address.
+    const std::string speaks = info_->fabric_attr->prov_name;
+    const auto names = store.all_gather("fabric/names", speaks + " " + to_hex(name));
     peers_.resize(static_cast<std::size_t>(size_));
     for (int r = 0; r < size_; ++r) {
-      const auto address = from_hex(names[static_cast<std::size_t>(r)]);
+      const std::string& entry = names[static_cast<std::size_t>(r)];
+      const std::string peer_speaks = entry.substr(0, entry.rfind(' '));
+      if (peer_speaks != speaks)
+        throw CommError("libfabric: " + who(r) + " uses provider " + peer_speaks + ", " + who(rank_) + " uses " + speaks +
+                        " (different libfabric installs?); set the same FI_PROVIDER for every rank");
+      const auto address = from_hex(entry.substr(entry.rfind(' ') + 1));
       if (fi_av_insert(av_, address.data(), 1, &peers_[static_cast<std::size_t>(r)], 0, nullptr) != 1)
         throw CommError("libfabric: cannot insert the address of rank " + std::to_string(r) + " (provider " + provider + ")");
     }
@@ -281,6 +296,19 @@ class FabricTransport final : public Transport {
   static constexpr double kCmaWorthIt = 0.6;  // below: two copies in parallel through shared memory win
 
   // fi_getinfo for RDM tagged messages (and RMA reads on virtual addresses, when `reads`).
+  static bool provider_offered(const std::string& provider) {
+    fi_info* hints = fi_allocinfo();
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_TAGGED;
+    hints->mode = FI_CONTEXT | FI_CONTEXT2;
+    hints->fabric_attr->prov_name = ::strdup(provider.c_str());
+    fi_info* found = nullptr;
+    const int rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &found);
+    fi_freeinfo(hints);
+    if (found) fi_freeinfo(found);
+    return rc == 0;
+  }
+
   int get_info(const std::string& provider, bool reads) {
     fi_info* hints = fi_allocinfo();
     hints->ep_attr->type = FI_EP_RDM;
