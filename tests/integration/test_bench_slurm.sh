@@ -1,23 +1,30 @@
 #!/usr/bin/env bash
 # gpudirect-launch bench under the real local Slurm: ranks on 2 nodes (network namespaces) talk
 # libfabric over TCP (net, or tcp;ofi_rxm where libfabric has no net), each on the NIC the plugin
-# gave it; ranks whose libfabric speak different providers fail at once; the local sbatch check script.
+# gave it, and shm between the ranks of one node; ranks whose libfabric speak different providers
+# fail at once; the local sbatch check script.
 source "$(dirname "$0")/lib.sh"
 cluster_up
 
 for collective in all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv; do
   out=$(timeout 180 srun -N2 --ntasks-per-node=2 "$LAUNCH" --timeout 60 bench "$collective" -b 8 -e 1M -f 40 -d all -n 2 -w 1 -r 3 2>&1)
   rc=$?
-  if [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q "Out of bounds values : 0 OK" && printf '%s\n' "$out" | grep -qF "libfabric:$ACROSS_PROVIDER"; then
-    pass "$collective across 2 nodes x 2 ranks over tcp: every type correct"
+  if [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q "Out of bounds values : 0 OK" && printf '%s\n' "$out" | grep -qF "libfabric:$ACROSS_PROVIDER+shm"; then
+    pass "$collective across 2 nodes x 2 ranks (tcp between, shm within): every type correct"
   else
     fail "$collective across 2 nodes (rc $rc)" "$(printf '%s\n' "$out" | tail -15)"
   fi
 done
 
 out=$(timeout 180 srun -N2 --ntasks-per-node=2 --gpus-per-task=1 --gpu-direct=tcpxo "$LAUNCH" --timeout 60 bench all_reduce -b 1M -e 1M -o all 2>&1)
-expect_contains "with --gpu-direct each rank uses the plugin's NIC" "node2 device  1 [host] libfabric:$ACROSS_PROVIDER on enp7s0" "$out"
+expect_contains "with --gpu-direct each rank uses the plugin's NIC" "node2 device  1 [host] libfabric:$ACROSS_PROVIDER+shm on enp7s0" "$out"
 expect_contains "with --gpu-direct: all ops correct" "Out of bounds values : 0 OK" "$out"
+
+# The ranks of one node over the network provider too, on request: still correct.
+out=$(GPUDIRECT_FABRIC_LOCAL_SHM=0 timeout 180 srun -N2 --ntasks-per-node=2 "$LAUNCH" --timeout 60 bench all_reduce -b 8 -e 1M -f 64 -o all -n 2 -w 1 2>&1)
+if printf '%s\n' "$out" | grep -qE "\[host\] libfabric:$ACROSS_PROVIDER\$"; then pass "GPUDIRECT_FABRIC_LOCAL_SHM=0: one provider for every pair"
+else fail "GPUDIRECT_FABRIC_LOCAL_SHM=0: one provider for every pair" "$(printf '%s\n' "$out" | grep -m4 'Rank')"; fi
+expect_contains "GPUDIRECT_FABRIC_LOCAL_SHM=0: all ops correct" "Out of bounds values : 0 OK" "$out"
 
 # One node's ranks on another provider (as with a different libfabric install): every rank stops
 # within seconds naming both providers, instead of waiting for connections that cannot be made.

@@ -65,7 +65,7 @@ else
   fail "sinfo -R shows $SLOW drained with our reason" "$drained"
 fi
 log=$(grep -l "on *$SLOW device" "$work"/slow/*.log | head -1)
-used=$(grep -ohE "on +$SLOW device +[0-9]+ \[host\] libfabric:$ACROSS_PROVIDER on [a-z0-9]+" "$log" | awk '{print $NF}' | sort -u | tr '\n' ' ')
+used=$(grep -ohE "on +$SLOW device +[0-9]+ \[host\] libfabric:$ACROSS_PROVIDER(\+shm)? on [a-z0-9]+" "$log" | awk '{print $NF}' | sort -u | tr '\n' ' ')
 expect_eq "$SLOW's ranks used the rate-limited NICs" "$(echo $nics) " "$used"
 if python3 -c "import json,sys; d=json.load(open(sys.argv[1])); v={n['node']: n['verdict'] for n in d['nodes']}; sys.exit(0 if v=={'node1':'good','node2':'good','node3':'bad','node4':'good'} and d['threshold_gbps']>0 else 1)" "$work/slow.json"; then
   pass "--json parses and holds the verdicts"

@@ -9,10 +9,12 @@
 #include "comm/thread_transport.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -399,4 +401,97 @@ TEST_CASE("ring all_reduce whose blocks straddle a chunk boundary unevenly (a ra
       CHECK(failures.empty());
       for (const auto& f : failures) FAIL_CHECK(f);
     }
+}
+
+namespace {
+// A transport whose exchanges block, deaf to the job's abort, until released: a call stuck inside
+// libfabric (a peer killed while holding a shared-memory queue's lock).
+class DeafTransport final : public Transport {
+ public:
+  explicit DeafTransport(std::shared_future<void> release) : release_(std::move(release)) {}
+  int rank() const override { return 0; }
+  int size() const override { return 2; }
+  void exchange(int, const void*, std::size_t, int, void*, std::size_t, std::uint32_t) override { release_.wait(); }
+
+ private:
+  std::shared_future<void> release_;
+};
+}  // namespace
+
+TEST_CASE("a call still stuck in the transport after the job aborted ends the rank with one report line", "[collectives][in-process]") {
+  std::promise<void> release;
+  auto abort = std::make_shared<gpudirect::bootstrap::AbortSignal>();
+  std::promise<std::string> reported;
+  StuckCallPolicy stuck;
+  stuck.abort = abort;
+  stuck.grace = std::chrono::milliseconds(300);
+  stuck.reporter = "gpudirect test";
+  stuck.on_stuck = [&](const std::string& line) { reported.set_value(line); };
+  auto report = reported.get_future();
+  {
+    auto comm = make_host_communicator(std::make_unique<DeafTransport>(release.get_future().share()), "deaf", {}, stuck);
+    std::vector<std::int64_t> large(1 << 17, 1);  // 1 MiB: runs on the worker
+    auto request = comm->all_reduce(large.data(), large.data(), large.size(), DataType::int64, ReduceOp::sum);
+    // Slow is not stuck: nothing happens before the job aborts.
+    CHECK(report.wait_for(std::chrono::milliseconds(600)) == std::future_status::timeout);
+    const auto aborted = std::chrono::steady_clock::now();
+    abort->raise("rank 1 on host-b is gone");
+    REQUIRE(report.wait_for(std::chrono::seconds(5)) == std::future_status::ready);
+    CHECK(std::chrono::steady_clock::now() - aborted >= std::chrono::milliseconds(300));
+    CHECK_THAT(report.get(), Catch::StartsWith("gpudirect test: rank 1 on host-b is gone, during all_reduce of 1048576 bytes (int64 sum) "
+                                               "(the transport had not returned 0.3 s later"));
+    release.set_value();
+    request->wait();
+  }
+}
+
+TEST_CASE("an abort while no call runs, or one that ends its call in time, is left to the caller", "[collectives][in-process]") {
+  auto abort = std::make_shared<gpudirect::bootstrap::AbortSignal>();
+  std::atomic<int> reports{0};
+  StuckCallPolicy stuck;
+  stuck.abort = abort;
+  stuck.grace = std::chrono::milliseconds(200);
+  stuck.on_stuck = [&](const std::string&) { ++reports; };
+  auto transports = make_thread_transports(2, std::chrono::milliseconds(100));
+  auto comm = make_host_communicator(std::move(transports[0]), "threads", {}, stuck);  // rank 1 never takes part
+  abort->raise("rank 1 on host-b is gone");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  std::vector<std::int64_t> large(1 << 17, 1);
+  auto request = comm->all_reduce(large.data(), large.data(), large.size(), DataType::int64, ReduceOp::sum);
+  CHECK_THROWS(request->wait());  // the thread transport's own check ends it
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  CHECK(reports == 0);
+}
+
+TEST_CASE("a transport that cannot close after the job aborted ends the rank too", "[collectives][in-process]") {
+  // Its calls fail at once; closing it blocks (libfabric's endpoint waiting on a dead peer).
+  class UnclosableTransport final : public Transport {
+   public:
+    explicit UnclosableTransport(std::shared_future<void> release) : release_(std::move(release)) {}
+    ~UnclosableTransport() override { release_.wait(); }
+    int rank() const override { return 0; }
+    int size() const override { return 2; }
+    void exchange(int, const void*, std::size_t, int, void*, std::size_t, std::uint32_t) override { throw CommError("rank 1 is gone"); }
+
+   private:
+    std::shared_future<void> release_;
+  };
+  std::promise<void> release;
+  auto abort = std::make_shared<gpudirect::bootstrap::AbortSignal>();
+  std::promise<std::string> reported;
+  auto report = reported.get_future();
+  StuckCallPolicy stuck;
+  stuck.abort = abort;
+  stuck.grace = std::chrono::milliseconds(200);
+  stuck.reporter = "gpudirect test";
+  stuck.on_stuck = [&](const std::string& line) { reported.set_value(line); };
+  auto comm = make_host_communicator(std::make_unique<UnclosableTransport>(release.get_future().share()), "unclosable", {}, stuck);
+  std::vector<std::int64_t> large(1 << 17, 1);
+  CHECK_THROWS(comm->all_gather(large.data(), large.data(), large.size() / 2, DataType::int64)->wait());
+  abort->raise("rank 1 on host-b is gone");
+  std::thread closing([&] { comm.reset(); });
+  REQUIRE(report.wait_for(std::chrono::seconds(5)) == std::future_status::ready);
+  CHECK_THAT(report.get(), Catch::StartsWith("gpudirect test: rank 1 on host-b is gone, during all_gather of 1048576 bytes (int64)"));
+  release.set_value();
+  closing.join();
 }

@@ -405,7 +405,7 @@ int run_bench(const BenchOptions& options, const bootstrap::SessionOptions& sess
       throw UsageError(e.what());
     }
   }
-  auto communicator = comm::make_communicator({options.backend, session_options.timeout}, session);
+  auto communicator = comm::make_communicator({options.backend, session_options.timeout, "gpudirect bench"}, session);
   Runner runner(options, session, *communicator, *collective);
   if (session.store) runner.set_hosts(session.store->all_gather("bench/hosts", session.context.hostname));
   else runner.set_hosts({session.context.hostname});

@@ -279,7 +279,7 @@ int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_op
       peak = device.peak_bf16_flops;
       peak_source = "dense bf16 peak of " + device.name;
     }
-    communicator = comm::make_communicator({"nccl", session_options.timeout}, session);
+    communicator = comm::make_communicator({"nccl", session_options.timeout, "gpudirect train"}, session);
     model = train::cuda::make_cuda_model(config);
     trainer_owner = train::cuda::make_cuda_trainer(*model, *communicator, *data, settings);
     model_description = "CUDA model (bf16 matmuls and activations, fp32 master weights and AdamW state; NOT YET VERIFIED ON A GPU, "
@@ -287,7 +287,7 @@ int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_op
                         device.name;
 #endif
   } else {
-    communicator = comm::make_communicator({"libfabric", session_options.timeout}, session);
+    communicator = comm::make_communicator({"libfabric", session_options.timeout, "gpudirect train"}, session);
     const int threads = o.threads > 0 ? o.threads : default_threads(context);
     model = train::make_cpu_model(config, threads);
     train::initialize_parameters(config, model->parameters(), config.seed);

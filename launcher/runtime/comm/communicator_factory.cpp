@@ -33,7 +33,7 @@ std::unique_ptr<Communicator> make_communicator(const CommunicatorOptions& optio
   if (session.context.size == 1) return make_host_communicator(std::make_unique<LoopbackTransport>(), "loopback");
   FabricOptions fabric;
   fabric.timeout = options.timeout;
-  return make_fabric_communicator(session.context, *session.store, fabric);
+  return make_fabric_communicator(session.context, *session.store, fabric, options.reporter);
 }
 
 }  // namespace gpudirect::comm

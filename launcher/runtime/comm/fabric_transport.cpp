@@ -81,6 +81,71 @@ struct Operation {
   int peer = -1;
 };
 
+// One libfabric endpoint and what it needs: a provider's fabric, domain, completion queue and
+// address table.
+struct Link {
+  fi_info* info = nullptr;
+  fid_fabric* fabric = nullptr;
+  fid_domain* domain = nullptr;
+  fid_cq* cq = nullptr;
+  fid_av* av = nullptr;
+  fid_ep* ep = nullptr;
+  int status = 0;  // fi_getinfo's answer, when open() found no provider
+
+  // false (status set) where `provider` offers no RDM tagged messaging (with RMA reads of virtual
+  // addresses, when `reads`); throws CommError where it does but the endpoint cannot be made.
+  bool open(const std::string& provider, bool reads) {
+    fi_info* hints = fi_allocinfo();
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_TAGGED | (reads ? FI_RMA | FI_READ | FI_REMOTE_READ : 0);
+    hints->mode = FI_CONTEXT | FI_CONTEXT2;
+    hints->domain_attr->threading = FI_THREAD_DOMAIN;
+    hints->domain_attr->mr_mode = reads ? FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED : 0;
+    hints->fabric_attr->prov_name = ::strdup(provider.c_str());
+    status = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &info);
+    fi_freeinfo(hints);
+    if (status != 0) {
+      info = nullptr;
+      return false;
+    }
+    check(fi_fabric(info->fabric_attr, &fabric, nullptr), "fi_fabric");
+    check(fi_domain(fabric, info, &domain, nullptr), "fi_domain");
+    fi_cq_attr cq_attr{};
+    cq_attr.format = FI_CQ_FORMAT_TAGGED;
+    cq_attr.size = 4096;
+    check(fi_cq_open(domain, &cq_attr, &cq, nullptr), "fi_cq_open");
+    fi_av_attr av_attr{};
+    av_attr.type = FI_AV_TABLE;
+    check(fi_av_open(domain, &av_attr, &av, nullptr), "fi_av_open");
+    if (provider == "shm") remove_stale_shm_regions_of_this_pid();
+    check(fi_endpoint(domain, info, &ep, nullptr), "fi_endpoint");
+    check(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)");
+    check(fi_ep_bind(ep, &av->fid, 0), "fi_ep_bind(av)");
+    check(fi_enable(ep), "fi_enable");
+    return true;
+  }
+
+  std::string provider() const { return info->fabric_attr->prov_name; }
+
+  std::vector<char> name() const {
+    std::vector<char> bytes(256);
+    std::size_t length = bytes.size();
+    check(fi_getname(&ep->fid, bytes.data(), &length), "fi_getname");
+    bytes.resize(length);
+    return bytes;
+  }
+
+  void close() {
+    if (ep) fi_close(&ep->fid);
+    if (av) fi_close(&av->fid);
+    if (cq) fi_close(&cq->fid);
+    if (domain) fi_close(&domain->fid);
+    if (fabric) fi_close(&fabric->fid);
+    if (info) fi_freeinfo(info);
+    *this = Link{};
+  }
+};
+
 class FabricTransport final : public Transport {
  public:
   FabricTransport(const bootstrap::LaunchContext& context, bootstrap::Store& store, const FabricOptions& options,
@@ -102,66 +167,75 @@ class FabricTransport final : public Transport {
       ::setenv("FI_TCP_IFACE", interface.c_str(), 1);
       ::setenv("FI_NET_IFACE", interface.c_str(), 1);
     }
-    // Across hosts: net, where this libfabric has it, is RDM straight over its sockets; rxm over
-    // tcp adds a rendezvous round trip and copies (measured on the veth link of
-    // bench/compare_cpu_collectives.sh: all_reduce 4-64 MiB 1.17-1.42 GB/s busbw against 0.94-1.22).
-    if (provider.empty()) provider = one_host ? "shm" : provider_offered("net") ? "net" : "tcp;ofi_rxm";
+    // Ranks that share a host in a job across hosts talk over shared memory (shm), not through
+    // the network stack's loopback, unless FI_PROVIDER names one provider for all or
+    // GPUDIRECT_FABRIC_LOCAL_SHM=0. Decided from the host list, so every rank decides alike.
+    const char* local_shm = std::getenv("GPUDIRECT_FABRIC_LOCAL_SHM");
+    const bool host_shared = std::any_of(hosts.begin(), hosts.end(), [&](const std::string& h) {
+      return std::count(hosts.begin(), hosts.end(), h) > 1;
+    });
+    const bool two_links = provider.empty() && !one_host && host_shared && !(local_shm && std::string(local_shm) == "0");
+    if (provider.empty() && one_host) provider = "shm";
 
     // On shm, one-sided reads too: with FI_MR_VIRT_ADDR and no RMA ordering the provider does a
     // read as one process_vm_readv (CMA) from the caller's thread, so the collectives reduce
     // straight from a peer's buffer. GPUDIRECT_FABRIC_DIRECT_READS=0 turns them off (to compare).
     const char* direct = std::getenv("GPUDIRECT_FABRIC_DIRECT_READS");
+    // Before any fi_getinfo of the process (shm reads its parameters then).
+    const bool cma = (provider == "shm" || two_links) && use_cma(store);
+    // Across hosts: net, where this libfabric has it, is RDM straight over its sockets; rxm over
+    // tcp adds a rendezvous round trip and copies (measured on the veth link of
+    // bench/compare_cpu_collectives.sh: all_reduce 4-64 MiB 1.17-1.42 GB/s busbw against 0.94-1.22).
+    if (provider.empty()) provider = provider_offered("net") ? "net" : "tcp;ofi_rxm";
     // shm: the caller's thread does the copies. GPUDIRECT_FABRIC_PIECES=0: one round trip per piece (to compare).
     const char* pieces = std::getenv("GPUDIRECT_FABRIC_PIECES");
     overlaps_ = provider != "shm" && !(pieces && std::string(pieces) == "0");
-    const bool cma = provider == "shm" && use_cma(store);
-    const bool want_reads = cma && !(direct && std::string(direct) == "0");
-    int rc = want_reads ? get_info(provider, true) : -FI_ENODATA;
-    remote_reads_ = rc == 0;
-    if (rc != 0) rc = get_info(provider, false);
-    if (rc != 0)
-      throw CommError("libfabric: no provider '" + provider + "' with RDM tagged messaging (" + fi_strerror(-rc) +
+    // Reads only where every peer is on one shm link (the algorithms read from any peer).
+    const bool want_reads = cma && !two_links && !(direct && std::string(direct) == "0");
+    links_.push_back(std::make_unique<Link>());
+    remote_reads_ = want_reads && links_[0]->open(provider, true);
+    if (!remote_reads_ && !links_[0]->open(provider, false))
+      throw CommError("libfabric: no provider '" + provider + "' with RDM tagged messaging (" + fi_strerror(-links_[0]->status) +
                       "); check `fi_info -p " + provider + "`, or set FI_PROVIDER");
-    check(fi_fabric(info_->fabric_attr, &fabric_, nullptr), "fi_fabric");
-    check(fi_domain(fabric_, info_, &domain_, nullptr), "fi_domain");
-    fi_cq_attr cq_attr{};
-    cq_attr.format = FI_CQ_FORMAT_TAGGED;
-    cq_attr.size = 4096;
-    check(fi_cq_open(domain_, &cq_attr, &cq_, nullptr), "fi_cq_open");
-    fi_av_attr av_attr{};
-    av_attr.type = FI_AV_TABLE;
-    check(fi_av_open(domain_, &av_attr, &av_, nullptr), "fi_av_open");
-    if (provider == "shm") remove_stale_shm_regions_of_this_pid();
-    check(fi_endpoint(domain_, info_, &ep_, nullptr), "fi_endpoint");
-    check(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)");
-    check(fi_ep_bind(ep_, &av_->fid, 0), "fi_ep_bind(av)");
-    check(fi_enable(ep_), "fi_enable");
-    max_message_ = std::min<std::size_t>(info_->ep_attr->max_msg_size, std::size_t(4) << 20);
+    if (two_links) {
+      links_.push_back(std::make_unique<Link>());
+      if (!links_[1]->open("shm", false))
+        throw CommError(std::string("libfabric: no shm provider for the ranks of one host (") + fi_strerror(-links_[1]->status) +
+                        "); set GPUDIRECT_FABRIC_LOCAL_SHM=0 to use " + provider + " between them too");
+    }
+    max_message_ = std::size_t(4) << 20;
+    for (const auto& link : links_) max_message_ = std::min<std::size_t>(max_message_, link->info->ep_attr->max_msg_size);
     if (const char* spin = std::getenv("GPUDIRECT_FABRIC_SPIN_US"))
       spin_ = std::chrono::microseconds(parse_integer<long>(spin, "GPUDIRECT_FABRIC_SPIN_US", 0, 1000000));
 
-    std::vector<char> name(256);
-    std::size_t length = name.size();
-    check(fi_getname(&ep_->fid, name.data(), &length), "fi_getname");
-    name.resize(length);
     // Every rank must speak the same provider (one libfabric without net among the hosts would
-    // otherwise leave the others waiting for connections it cannot make): the provider goes with
-    // the address.
-    const std::string speaks = info_->fabric_attr->prov_name;
-    const auto names = store.all_gather("fabric/names", speaks + " " + to_hex(name));
+    // otherwise leave the others waiting for connections it cannot make): each link's provider
+    // goes with its address ("net HEX shm HEX").
+    std::string mine;
+    for (const auto& link : links_) mine += (mine.empty() ? "" : " ") + link->provider() + " " + to_hex(link->name());
+    const auto names = store.all_gather("fabric/names", mine);
     peers_.resize(static_cast<std::size_t>(size_));
     for (int r = 0; r < size_; ++r) {
-      const std::string& entry = names[static_cast<std::size_t>(r)];
-      const std::string peer_speaks = entry.substr(0, entry.rfind(' '));
-      if (peer_speaks != speaks)
-        throw CommError("libfabric: " + who(r) + " uses provider " + peer_speaks + ", " + who(rank_) + " uses " + speaks +
+      std::vector<std::string> fields;
+      for (std::size_t at = 0, next = 0; at <= names[static_cast<std::size_t>(r)].size(); at = next + 1) {
+        next = names[static_cast<std::size_t>(r)].find(' ', at);
+        if (next == std::string::npos) next = names[static_cast<std::size_t>(r)].size();
+        fields.push_back(names[static_cast<std::size_t>(r)].substr(at, next - at));
+      }
+      const bool local = two_links && hosts_[static_cast<std::size_t>(r)] == hosts_[static_cast<std::size_t>(rank_)];
+      const std::size_t which = local ? 1 : 0;
+      if (fields.size() < 2 * (which + 1) || fields[2 * which] != links_[which]->provider())
+        throw CommError("libfabric: " + who(r) + " uses provider " + (fields.size() > 2 * which ? fields[2 * which] : std::string("?")) +
+                        ", " + who(rank_) + " uses " + links_[which]->provider() +
                         " (different libfabric installs?); set the same FI_PROVIDER for every rank");
-      const auto address = from_hex(entry.substr(entry.rfind(' ') + 1));
-      if (fi_av_insert(av_, address.data(), 1, &peers_[static_cast<std::size_t>(r)], 0, nullptr) != 1)
-        throw CommError("libfabric: cannot insert the address of rank " + std::to_string(r) + " (provider " + provider + ")");
+      const auto address = from_hex(fields[2 * which + 1]);
+      Peer& peer = peers_[static_cast<std::size_t>(r)];
+      peer.link = links_[which].get();
+      if (fi_av_insert(peer.link->av, address.data(), 1, &peer.address, 0, nullptr) != 1)
+        throw CommError("libfabric: cannot insert the address of rank " + std::to_string(r) + " (provider " + peer.link->provider() + ")");
     }
     if (description)
-      *description = std::string("libfabric:") + info_->fabric_attr->prov_name + (interface.empty() ? "" : " on " + interface);
+      *description = "libfabric:" + links_[0]->provider() + (two_links ? "+shm" : "") + (interface.empty() ? "" : " on " + interface);
   }
 
   ~FabricTransport() override {
@@ -171,12 +245,7 @@ class FabricTransport final : public Transport {
     // exit, which follows a failure; a crash would replace the one-line report.
     if (!broken_.empty()) return;
     for (auto& [range, mr] : registered_) fi_close(&mr->fid);
-    if (ep_) fi_close(&ep_->fid);
-    if (av_) fi_close(&av_->fid);
-    if (cq_) fi_close(&cq_->fid);
-    if (domain_) fi_close(&domain_->fid);
-    if (fabric_) fi_close(&fabric_->fid);
-    if (info_) fi_freeinfo(info_);
+    for (auto& link : links_) link->close();
   }
 
   int rank() const override { return rank_; }
@@ -203,7 +272,7 @@ class FabricTransport final : public Transport {
         char* base = static_cast<char*>(recv) + c * piece_bytes;
         const std::size_t bytes = std::min(piece_bytes, recv_bytes - c * piece_bytes);
         ops_[c].peer = from;
-        post([&] { return fi_trecv(ep_, base, bytes, nullptr, peers_[static_cast<std::size_t>(from)], full_tag(tag, from, c), 0, &ops_[c].context); },
+        post([&] { return fi_trecv(ep(from), base, bytes, nullptr, address(from), full_tag(tag, from, c), 0, &ops_[c].context); },
              "fi_trecv", from);
       }
       for (std::size_t c = 0; c < send_pieces; ++c) {
@@ -211,7 +280,7 @@ class FabricTransport final : public Transport {
         const std::size_t bytes = std::min(piece_bytes, send_bytes - c * piece_bytes);
         Operation& op = ops_[recv_pieces + c];
         op.peer = to;
-        post([&] { return fi_tsend(ep_, base, bytes, nullptr, peers_[static_cast<std::size_t>(to)], full_tag(tag, rank_, c), &op.context); },
+        post([&] { return fi_tsend(ep(to), base, bytes, nullptr, address(to), full_tag(tag, rank_, c), &op.context); },
              "fi_tsend", to);
       }
       std::size_t delivered = 0;  // pieces handed to `received`, in order
@@ -239,11 +308,12 @@ class FabricTransport final : public Transport {
       }
       fid_mr* mr = nullptr;
       // Where the provider does not pick keys, ours only need to be unique in this domain.
-      const std::uint64_t key = (info_->domain_attr->mr_mode & FI_MR_PROV_KEY) ? 0 : ++last_key_;
-      check(fi_mr_reg(domain_, data, bytes, FI_REMOTE_READ, 0, key, 0, &mr, nullptr), "fi_mr_reg");
+      const Link& link = *links_[0];  // reads only with one link
+      const std::uint64_t key = (link.info->domain_attr->mr_mode & FI_MR_PROV_KEY) ? 0 : ++last_key_;
+      check(fi_mr_reg(link.domain, data, bytes, FI_REMOTE_READ, 0, key, 0, &mr, nullptr), "fi_mr_reg");
       it = registered_.emplace(std::make_pair(address, bytes), mr).first;
     }
-    return {(info_->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? address : 0, fi_mr_key(it->second)};
+    return {(links_[0]->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? address : 0, fi_mr_key(it->second)};
   }
 
   void read(int peer, const RemoteRegion& region, std::size_t offset, void* local, std::size_t bytes) override {
@@ -252,7 +322,7 @@ class FabricTransport final : public Transport {
     try {
       ops_.assign(1, Operation{});
       ops_[0].peer = peer;
-      post([&] { return fi_read(ep_, local, bytes, nullptr, peers_[static_cast<std::size_t>(peer)], region.address + offset, region.key, &ops_[0].context); },
+      post([&] { return fi_read(ep(peer), local, bytes, nullptr, address(peer), region.address + offset, region.key, &ops_[0].context); },
            "fi_read", peer);
       wait_for_all();
     } catch (const CommError& e) {
@@ -309,19 +379,6 @@ class FabricTransport final : public Transport {
     return rc == 0;
   }
 
-  int get_info(const std::string& provider, bool reads) {
-    fi_info* hints = fi_allocinfo();
-    hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_TAGGED | (reads ? FI_RMA | FI_READ | FI_REMOTE_READ : 0);
-    hints->mode = FI_CONTEXT | FI_CONTEXT2;
-    hints->domain_attr->threading = FI_THREAD_DOMAIN;
-    hints->domain_attr->mr_mode = reads ? FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED : 0;
-    hints->fabric_attr->prov_name = ::strdup(provider.c_str());
-    const int rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &info_);
-    fi_freeinfo(hints);
-    return rc;
-  }
-
   std::string who(int rank) const {
     const auto r = static_cast<std::size_t>(rank);
     return "rank " + std::to_string(rank) + " on " + (r < hosts_.size() ? hosts_[r] : std::string("?"));
@@ -357,14 +414,14 @@ class FabricTransport final : public Transport {
       char* base = static_cast<char*>(recv) + c * max_message_;
       const std::size_t bytes = std::min(max_message_, recv_bytes - c * max_message_);
       ops_[op].peer = from;
-      post([&] { return fi_trecv(ep_, base, bytes, nullptr, peers_[static_cast<std::size_t>(from)], full_tag(tag, from, c), 0, &ops_[op].context); },
+      post([&] { return fi_trecv(ep(from), base, bytes, nullptr, address(from), full_tag(tag, from, c), 0, &ops_[op].context); },
            "fi_trecv", from);
     }
     for (std::size_t c = 0; c < send_chunks; ++c, ++op) {
       const char* base = static_cast<const char*>(send) + c * max_message_;
       const std::size_t bytes = std::min(max_message_, send_bytes - c * max_message_);
       ops_[op].peer = to;
-      post([&] { return fi_tsend(ep_, base, bytes, nullptr, peers_[static_cast<std::size_t>(to)], full_tag(tag, rank_, c), &ops_[op].context); },
+      post([&] { return fi_tsend(ep(to), base, bytes, nullptr, address(to), full_tag(tag, rank_, c), &ops_[op].context); },
            "fi_tsend", to);
     }
     wait_for_all();
@@ -421,8 +478,14 @@ class FabricTransport final : public Transport {
   }
 
   std::size_t progress() {
+    std::size_t done = 0;
+    for (const auto& link : links_) done += progress(*link);
+    return done;
+  }
+
+  std::size_t progress(const Link& link) {
     fi_cq_tagged_entry entries[64];
-    const ssize_t n = fi_cq_read(cq_, entries, 64);
+    const ssize_t n = fi_cq_read(link.cq, entries, 64);
     if (n > 0) {
       for (ssize_t i = 0; i < n; ++i) reinterpret_cast<Operation*>(entries[i].op_context)->done = true;
       return static_cast<std::size_t>(n);
@@ -430,14 +493,17 @@ class FabricTransport final : public Transport {
     if (n == -FI_EAGAIN) return 0;
     if (n == -FI_EAVAIL) {
       fi_cq_err_entry error{};
-      fi_cq_readerr(cq_, &error, 0);
+      fi_cq_readerr(link.cq, &error, 0);
       const int peer = error.op_context ? reinterpret_cast<Operation*>(error.op_context)->peer : -1;
       fail((peer >= 0 ? who(peer) : std::string("a peer")) + ": a transfer with it from " + who(rank_) + " failed: " +
-               fi_cq_strerror(cq_, error.prov_errno, error.err_data, nullptr, 0) + " (" + fi_strerror(error.err) + ")",
+               fi_cq_strerror(link.cq, error.prov_errno, error.err_data, nullptr, 0) + " (" + fi_strerror(error.err) + ")",
            false);
     }
     throw CommError("libfabric: " + fi_error("fi_cq_read", n));
   }
+
+  fid_ep* ep(int peer) const { return peers_[static_cast<std::size_t>(peer)].link->ep; }
+  fi_addr_t address(int peer) const { return peers_[static_cast<std::size_t>(peer)].address; }
 
   int rank_, size_;
   std::chrono::milliseconds timeout_;
@@ -445,13 +511,12 @@ class FabricTransport final : public Transport {
   std::shared_ptr<bootstrap::AbortSignal> abort_;
   std::vector<std::string> hosts_;
   std::string broken_;
-  fi_info* info_ = nullptr;
-  fid_fabric* fabric_ = nullptr;
-  fid_domain* domain_ = nullptr;
-  fid_cq* cq_ = nullptr;
-  fid_av* av_ = nullptr;
-  fid_ep* ep_ = nullptr;
-  std::vector<fi_addr_t> peers_;
+  std::vector<std::unique_ptr<Link>> links_;  // [0] the job's provider; [1] shm for this host's ranks, in a job across hosts
+  struct Peer {
+    Link* link = nullptr;
+    fi_addr_t address = 0;
+  };
+  std::vector<Peer> peers_;
   std::size_t max_message_ = 0;
   std::vector<Operation> ops_;  // the operations of the exchange or read in progress
   bool remote_reads_ = false;

@@ -4,8 +4,10 @@
 #include "gpudirect/text.hpp"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -79,12 +81,14 @@ std::size_t inline_call_bytes() {
 
 class HostCommunicator final : public Communicator {
  public:
-  HostCommunicator(std::unique_ptr<Transport> transport, std::string description, NodeStaging staging)
+  HostCommunicator(std::unique_ptr<Transport> transport, std::string description, NodeStaging staging, StuckCallPolicy stuck)
       : transport_(std::move(transport)),
         staging_(std::move(staging)),
         collectives_(*transport_, tuning_from_environment(), staging_.collectives.get()),
-        description_(std::move(description)) {
+        description_(std::move(description)),
+        stuck_(std::move(stuck)) {
     worker_ = std::thread([this] { run(); });
+    if (stuck_.abort) watcher_ = std::thread([this] { watch_for_stuck_calls(); });
   }
 
   ~HostCommunicator() override {
@@ -94,6 +98,16 @@ class HostCommunicator final : public Communicator {
     }
     wake_.notify_all();
     worker_.join();
+    // Closing the transport may wait on a peer too (a dead one): still under the watcher's eye.
+    staging_.collectives.reset();
+    staging_.memory.reset();
+    transport_.reset();
+    {
+      std::lock_guard lock(mutex_);
+      closed_ = true;
+    }
+    watch_wake_.notify_all();
+    if (watcher_.joinable()) watcher_.join();
   }
 
   int rank() const override { return transport_->rank(); }
@@ -178,6 +192,7 @@ class HostCommunicator final : public Communicator {
       if (failed_) std::rethrow_exception(failed_);
       if (queue_.empty() && !busy_ && inline_bytes_ > 0 && what.bytes() <= inline_bytes_) {
         busy_ = true;  // the worker leaves the transport alone until we are done
+        running_ = what, ++started_;
         lock.unlock();
         std::exception_ptr failed;
         run_one(what, work, failed);
@@ -209,6 +224,7 @@ class HostCommunicator final : public Communicator {
         task = std::move(queue_.front());
         queue_.pop_front();
         busy_ = true;
+        running_ = task.what, ++started_;
         if (!failed) failed = failed_;  // a call that ran in the caller's thread failed
       }
       if (!failed) run_one(task.what, task.work, failed);
@@ -221,6 +237,44 @@ class HostCommunicator final : public Communicator {
       }
       if (failed) task.done.set_exception(failed);
       else task.done.set_value();
+    }
+  }
+
+  // See StuckCallPolicy. Looks ten times a second; stuck: the same call still running, or the
+  // communicator still closing, `grace` after the abort was first seen.
+  void watch_for_stuck_calls() {
+    std::unique_lock lock(mutex_);
+    std::uint64_t call = 0;
+    bool closing = false;
+    std::chrono::steady_clock::time_point since;
+    bool seen = false;
+    while (!closed_) {
+      watch_wake_.wait_for(lock, std::chrono::milliseconds(100));
+      if (closed_) return;
+      if (!stuck_.abort->raised() || !(busy_ || stopping_)) {
+        seen = false;
+        continue;
+      }
+      const auto now = std::chrono::steady_clock::now();
+      if (!seen || call != started_ || closing != stopping_) {
+        seen = true, call = started_, closing = stopping_, since = now;
+        continue;
+      }
+      if (now - since < stuck_.grace) continue;
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%.1f", static_cast<double>(stuck_.grace.count()) / 1000.0);
+      const std::string call_text = running_.text();
+      const std::string line = stuck_.reporter + ": " + stuck_.abort->message() + (call_text.empty() ? "" : ", during " + call_text) +
+                               " (the transport had not returned " + seconds +
+                               " s later, as when a peer on this host dies in the middle of a shared-memory transfer: this rank exits)";
+      lock.unlock();
+      if (stuck_.on_stuck) {
+        stuck_.on_stuck(line);
+        return;
+      }
+      std::fprintf(stderr, "%s\n", line.c_str());
+      std::fflush(stderr);
+      ::_exit(3);
     }
   }
 
@@ -246,29 +300,39 @@ class HostCommunicator final : public Communicator {
   Collectives collectives_;
   std::string description_;
   std::mutex mutex_;
-  std::condition_variable wake_;
+  std::condition_variable wake_;        // the worker's: work queued, or stopping
+  std::condition_variable watch_wake_;  // the stuck-call watcher's: stopping
   std::deque<Task> queue_;
   std::exception_ptr failed_;
   std::map<void*, std::size_t> sizes_;
   bool stopping_ = false;
+  bool closed_ = false;  // the transport is closed: the watcher may stop
   const std::size_t inline_bytes_ = inline_call_bytes();
   bool busy_ = false;  // a call is running (on the worker or in a caller's thread)
+  CallDescription running_;  // the latest call started
+  std::uint64_t started_ = 0;  // calls started so far
+  StuckCallPolicy stuck_;
   std::thread worker_;
+  std::thread watcher_;
 };
 
 }  // namespace
 
-std::unique_ptr<Communicator> make_host_communicator(std::unique_ptr<Transport> transport, std::string description, NodeStaging staging) {
-  return std::make_unique<HostCommunicator>(std::move(transport), std::move(description), std::move(staging));
+std::unique_ptr<Communicator> make_host_communicator(std::unique_ptr<Transport> transport, std::string description, NodeStaging staging,
+                                                     StuckCallPolicy stuck) {
+  return std::make_unique<HostCommunicator>(std::move(transport), std::move(description), std::move(staging), std::move(stuck));
 }
 
 std::unique_ptr<Communicator> make_fabric_communicator(const bootstrap::LaunchContext& context, bootstrap::Store& store,
-                                                       const FabricOptions& options) {
+                                                       const FabricOptions& options, const std::string& reporter) {
   std::string description;
   auto transport = make_fabric_transport(context, store, options, &description);
   auto staging = stage_on_one_host(context, store, options.timeout);
   if (staging.collectives) description += "+staging";
-  return make_host_communicator(std::move(transport), description, std::move(staging));
+  StuckCallPolicy stuck;
+  stuck.abort = store.abort_signal();
+  stuck.reporter = reporter;
+  return make_host_communicator(std::move(transport), description, std::move(staging), std::move(stuck));
 }
 
 }  // namespace gpudirect::comm
