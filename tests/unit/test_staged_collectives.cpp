@@ -182,3 +182,27 @@ TEST_CASE("staging is used when every rank is on one host, not across hosts, not
   ::unsetenv("GPUDIRECT_COMM_STAGING");
   CHECK(used == std::vector<bool>{false, false});
 }
+
+TEST_CASE("staging layout: each rank touches only its 3n-2 rings, and together the ranks use every ring", "[staging]") {
+  for (int n = 1; n <= 6; ++n) {
+    const auto layout = StagingLayout::for_ranks(n);
+    std::set<std::size_t> all;
+    for (int r = 0; r < n; ++r) {
+      const auto ranges = layout.ranges_used_by(r);
+      CHECK(ranges.size() == static_cast<std::size_t>(3 * n - 2));
+      std::set<std::size_t> mine;
+      for (const auto& [offset, bytes] : ranges) {
+        CHECK(bytes == layout.ring_bytes());
+        CHECK(offset % layout.ring_bytes() == 0);
+        CHECK(offset + bytes <= layout.bytes());
+        mine.insert(offset / layout.ring_bytes());
+      }
+      CHECK(mine.size() == ranges.size());  // no ring twice
+      CHECK(mine.count(layout.broadcast_ring(r)) == 1);
+      for (int q = 0; q < n; ++q)
+        if (q != r) CHECK((mine.count(layout.peer_ring(r, q)) == 1 && mine.count(layout.peer_ring(q, r)) == 1 && mine.count(layout.broadcast_ring(q)) == 1));
+      all.insert(mine.begin(), mine.end());
+    }
+    CHECK(all.size() == layout.ring_count());
+  }
+}

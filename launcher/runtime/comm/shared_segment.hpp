@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace gpudirect::comm {
 
@@ -28,7 +30,11 @@ class SharedSegment {
 };
 
 // Every rank calls it (a collective over `store`). Returns the mapping, or null on every rank
-// together when any rank could not map it, with the first rank's reason in `why_not`.
-std::unique_ptr<SharedSegment> map_shared_segment(bootstrap::Store& store, int rank, std::size_t bytes, std::string* why_not);
+// together when any rank could not map it, with the first rank's reason in `why_not`. `used`:
+// the (offset, bytes) ranges this rank will touch, whose pages it faults in for writing before
+// any rank uses the memory (on VMs the first touch of a page costs a hypervisor trap); empty:
+// every page.
+std::unique_ptr<SharedSegment> map_shared_segment(bootstrap::Store& store, int rank, std::size_t bytes, std::string* why_not,
+                                                  const std::vector<std::pair<std::size_t, std::size_t>>& used = {});
 
 }  // namespace gpudirect::comm

@@ -50,6 +50,23 @@ StagingLayout StagingLayout::for_ranks(int ranks, std::size_t budget, std::size_
   return layout;
 }
 
+std::size_t StagingLayout::peer_ring(int writer, int reader) const {
+  const auto n = static_cast<std::size_t>(ranks);
+  return n + static_cast<std::size_t>(writer) * (n - 1) + static_cast<std::size_t>(reader < writer ? reader : reader - 1);
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> StagingLayout::ranges_used_by(int rank) const {
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;
+  auto add = [&](std::size_t ring) { ranges.emplace_back(ring * ring_bytes(), ring_bytes()); };
+  for (int other = 0; other < ranks; ++other) {
+    add(broadcast_ring(other));
+    if (other == rank) continue;
+    add(peer_ring(rank, other));
+    add(peer_ring(other, rank));
+  }
+  return ranges;
+}
+
 std::size_t StagingLayout::header_bytes() const {
   return round_up(kCacheLine * (1 + static_cast<std::size_t>(ranks)), kPage);
 }
@@ -96,10 +113,6 @@ StagedCollectives::StagedCollectives(void* memory, StagingLayout layout, int ran
   if (rank < 0 || rank >= layout.ranks) throw std::invalid_argument("staging: rank out of range");
 }
 
-std::size_t StagedCollectives::peer_ring(int writer, int reader) const {
-  const auto n = static_cast<std::size_t>(layout_.ranks);
-  return n + static_cast<std::size_t>(writer) * (n - 1) + static_cast<std::size_t>(reader < writer ? reader : reader - 1);
-}
 
 std::uint64_t* StagedCollectives::written(std::size_t ring) const {
   return reinterpret_cast<std::uint64_t*>(memory_ + ring * layout_.ring_bytes());

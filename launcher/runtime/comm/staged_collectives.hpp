@@ -28,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpudirect::comm {
@@ -42,6 +43,11 @@ struct StagingLayout {
   // that is not a multiple of 64 bytes.
   static StagingLayout for_ranks(int ranks, std::size_t budget = kDefaultBudget, std::size_t chunk_bytes = 128 * 1024);
   std::size_t ring_count() const { return static_cast<std::size_t>(ranks) * static_cast<std::size_t>(ranks); }
+  std::size_t broadcast_ring(int owner) const { return static_cast<std::size_t>(owner); }
+  std::size_t peer_ring(int writer, int reader) const;  // writer's chunks of reader's block
+  // The rings `rank` writes or reads (3 x ranks - 2 of them), as byte ranges of the segment: the
+  // only memory it touches.
+  std::vector<std::pair<std::size_t, std::size_t>> ranges_used_by(int rank) const;
   std::size_t header_bytes() const;  // counts, one cache line each (no false sharing between writers)
   std::size_t ring_bytes() const { return header_bytes() + slots * chunk_bytes; }
   std::size_t bytes() const { return ring_count() * ring_bytes(); }
@@ -73,8 +79,8 @@ class StagedCollectives {
   void reduce_scatter(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
 
  private:
-  std::size_t broadcast_ring(int owner) const { return static_cast<std::size_t>(owner); }
-  std::size_t peer_ring(int writer, int reader) const;  // writer's chunks of reader's block
+  std::size_t broadcast_ring(int owner) const { return layout_.broadcast_ring(owner); }
+  std::size_t peer_ring(int writer, int reader) const { return layout_.peer_ring(writer, reader); }
   std::uint64_t* written(std::size_t ring) const;
   std::uint64_t* read_by(std::size_t ring, int reader) const;
   char* slot(std::size_t ring, std::uint64_t chunk) const;
