@@ -11,6 +11,7 @@
 #include "store_test_ranks.hpp"
 
 #include <dirent.h>
+#include <sched.h>
 
 #include <chrono>
 #include <cstring>
@@ -205,4 +206,18 @@ TEST_CASE("staging layout: each rank touches only its 3n-2 rings, and together t
     }
     CHECK(all.size() == layout.ring_count());
   }
+}
+
+TEST_CASE("staging spins only where the host's ranks have a CPU each: distinct CPUs of the ranks' affinity lists", "[staging]") {
+  CHECK(distinct_cpus({"0,1", "0,1"}) == 2);        // --np 2 on 2 cores: spin
+  CHECK(distinct_cpus({"0,1", "0,1", "0,1", "0,1"}) == 2);  // --np 4 on 2 cores: yield at once
+  CHECK(distinct_cpus({"0", "1", "2,3"}) == 4);      // bound by Slurm, disjoint
+  CHECK(distinct_cpus({"0", "0"}) == 1);              // both bound to one core
+  CHECK(distinct_cpus({"", "12,130"}) == 2);           // a rank that could not read its mask adds nothing
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  REQUIRE(sched_getaffinity(0, sizeof set, &set) == 0);
+  const std::string mine = cpus_of_this_process();
+  CHECK(mine.find_first_not_of("0123456789,") == std::string::npos);
+  CHECK(distinct_cpus({mine}) == static_cast<std::size_t>(CPU_COUNT(&set)));
 }

@@ -9,6 +9,8 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace gpudirect::comm {
 
@@ -16,6 +18,11 @@ struct NodeStaging {
   std::unique_ptr<SharedSegment> memory;
   std::unique_ptr<StagedCollectives> collectives;  // null: messages only
 };
+
+// This process's CPUs (its affinity mask) as "0,1,4", and the number of distinct CPUs in such
+// lists: ranks spin while they wait only where the host's ranks have at least one CPU each.
+std::string cpus_of_this_process();
+std::size_t distinct_cpus(const std::vector<std::string>& cpu_lists);
 
 // Every rank calls it (a collective over `store`). Where shared memory cannot be had (a full
 // /dev/shm, too many ranks), rank 0 says why on stderr and every rank goes on with messages.

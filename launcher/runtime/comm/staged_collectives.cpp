@@ -93,6 +93,10 @@ class StagedCollectives::Progress {
       if (wait.on_failure) wait.on_failure(message);
       throw CommTimeout(message);
     }
+    if (Clock::now() - since_ < wait.spin) {
+      __builtin_ia32_pause();
+      return;
+    }
     sched_yield();
   }
 

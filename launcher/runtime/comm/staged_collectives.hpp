@@ -59,6 +59,10 @@ struct StagingLayout {
 // at once when the job aborts. `on_failure` (may be empty) tells the other ranks before throwing.
 struct StagingWait {
   std::chrono::milliseconds timeout{30000};
+  // Keep polling this long after the last progress before yielding the core: a peer on another
+  // core answers within a microsecond or two, and a yield costs as much. Only where every rank has a
+  // CPU of its own; oversubscribed, a spinning rank holds the core its peer needs.
+  std::chrono::nanoseconds spin{0};
   std::shared_ptr<bootstrap::AbortSignal> abort;
   std::function<void(const std::string&)> on_failure;
   std::string host;  // for messages
