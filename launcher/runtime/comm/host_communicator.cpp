@@ -301,7 +301,7 @@ class HostCommunicator final : public Communicator {
   std::string description_;
   std::mutex mutex_;
   std::condition_variable wake_;        // the worker's: work queued, or stopping
-  std::condition_variable watch_wake_;  // the stuck-call watcher's: stopping
+  std::condition_variable watch_wake_;  // the stuck-call watcher's: the transport is closed
   std::deque<Task> queue_;
   std::exception_ptr failed_;
   std::map<void*, std::size_t> sizes_;
