@@ -81,6 +81,19 @@ struct Operation {
   int peer = -1;
 };
 
+// fi_getinfo's hints for RDM tagged messages on `provider` (and RMA reads of virtual addresses,
+// when `reads`). The caller frees them.
+fi_info* tagged_rdm_hints(const std::string& provider, bool reads) {
+  fi_info* hints = fi_allocinfo();
+  hints->ep_attr->type = FI_EP_RDM;
+  hints->caps = FI_TAGGED | (reads ? FI_RMA | FI_READ | FI_REMOTE_READ : 0);
+  hints->mode = FI_CONTEXT | FI_CONTEXT2;
+  hints->domain_attr->threading = FI_THREAD_DOMAIN;
+  hints->domain_attr->mr_mode = reads ? FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED : 0;
+  hints->fabric_attr->prov_name = ::strdup(provider.c_str());
+  return hints;
+}
+
 // One libfabric endpoint and what it needs: a provider's fabric, domain, completion queue and
 // address table.
 struct Link {
@@ -95,13 +108,7 @@ struct Link {
   // false (status set) where `provider` offers no RDM tagged messaging (with RMA reads of virtual
   // addresses, when `reads`); throws CommError where it does but the endpoint cannot be made.
   bool open(const std::string& provider, bool reads) {
-    fi_info* hints = fi_allocinfo();
-    hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_TAGGED | (reads ? FI_RMA | FI_READ | FI_REMOTE_READ : 0);
-    hints->mode = FI_CONTEXT | FI_CONTEXT2;
-    hints->domain_attr->threading = FI_THREAD_DOMAIN;
-    hints->domain_attr->mr_mode = reads ? FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED : 0;
-    hints->fabric_attr->prov_name = ::strdup(provider.c_str());
+    fi_info* hints = tagged_rdm_hints(provider, reads);
     status = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &info);
     fi_freeinfo(hints);
     if (status != 0) {
@@ -216,19 +223,14 @@ class FabricTransport final : public Transport {
     const auto names = store.all_gather("fabric/names", mine);
     peers_.resize(static_cast<std::size_t>(size_));
     for (int r = 0; r < size_; ++r) {
-      std::vector<std::string> fields;
-      for (std::size_t at = 0, next = 0; at <= names[static_cast<std::size_t>(r)].size(); at = next + 1) {
-        next = names[static_cast<std::size_t>(r)].find(' ', at);
-        if (next == std::string::npos) next = names[static_cast<std::size_t>(r)].size();
-        fields.push_back(names[static_cast<std::size_t>(r)].substr(at, next - at));
-      }
+      const auto fields = split(names[static_cast<std::size_t>(r)], ' ');
       const bool local = two_links && hosts_[static_cast<std::size_t>(r)] == hosts_[static_cast<std::size_t>(rank_)];
       const std::size_t which = local ? 1 : 0;
       if (fields.size() < 2 * (which + 1) || fields[2 * which] != links_[which]->provider())
-        throw CommError("libfabric: " + who(r) + " uses provider " + (fields.size() > 2 * which ? fields[2 * which] : std::string("?")) +
+        throw CommError("libfabric: " + who(r) + " uses provider " + std::string(fields.size() > 2 * which ? fields[2 * which] : "?") +
                         ", " + who(rank_) + " uses " + links_[which]->provider() +
                         " (different libfabric installs?); set the same FI_PROVIDER for every rank");
-      const auto address = from_hex(fields[2 * which + 1]);
+      const auto address = from_hex(std::string(fields[2 * which + 1]));
       Peer& peer = peers_[static_cast<std::size_t>(r)];
       peer.link = links_[which].get();
       if (fi_av_insert(peer.link->av, address.data(), 1, &peer.address, 0, nullptr) != 1)
@@ -267,22 +269,7 @@ class FabricTransport final : public Transport {
       return;
     }
     try {
-      ops_.assign(recv_pieces + send_pieces, Operation{});
-      for (std::size_t c = 0; c < recv_pieces; ++c) {
-        char* base = static_cast<char*>(recv) + c * piece_bytes;
-        const std::size_t bytes = std::min(piece_bytes, recv_bytes - c * piece_bytes);
-        ops_[c].peer = from;
-        post([&] { return fi_trecv(ep(from), base, bytes, nullptr, address(from), full_tag(tag, from, c), 0, &ops_[c].context); },
-             "fi_trecv", from);
-      }
-      for (std::size_t c = 0; c < send_pieces; ++c) {
-        const char* base = static_cast<const char*>(send) + c * piece_bytes;
-        const std::size_t bytes = std::min(piece_bytes, send_bytes - c * piece_bytes);
-        Operation& op = ops_[recv_pieces + c];
-        op.peer = to;
-        post([&] { return fi_tsend(ep(to), base, bytes, nullptr, address(to), full_tag(tag, rank_, c), &op.context); },
-             "fi_tsend", to);
-      }
+      post_in_pieces(to, send, send_bytes, from, recv, recv_bytes, tag, piece_bytes);
       std::size_t delivered = 0;  // pieces handed to `received`, in order
       wait_for_all([&] {
         for (; delivered < recv_pieces && ops_[delivered].done; ++delivered)
@@ -367,11 +354,7 @@ class FabricTransport final : public Transport {
 
   // fi_getinfo for RDM tagged messages (and RMA reads on virtual addresses, when `reads`).
   static bool provider_offered(const std::string& provider) {
-    fi_info* hints = fi_allocinfo();
-    hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_TAGGED;
-    hints->mode = FI_CONTEXT | FI_CONTEXT2;
-    hints->fabric_attr->prov_name = ::strdup(provider.c_str());
+    fi_info* hints = tagged_rdm_hints(provider, false);
     fi_info* found = nullptr;
     const int rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &found);
     fi_freeinfo(hints);
@@ -404,27 +387,33 @@ class FabricTransport final : public Transport {
 
   void exchange_or_throw(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes,
                          std::uint32_t tag) {
-    const std::size_t send_chunks = to >= 0 && send_bytes ? (send_bytes + max_message_ - 1) / max_message_ : 0;
-    const std::size_t recv_chunks = from >= 0 && recv_bytes ? (recv_bytes + max_message_ - 1) / max_message_ : 0;
-    // Reused call after call: no allocation per exchange (the vector only grows).
-    ops_.assign(send_chunks + recv_chunks, Operation{});
-    std::size_t op = 0;
-    // Receives first, so a peer's early send finds its buffer.
-    for (std::size_t c = 0; c < recv_chunks; ++c, ++op) {
-      char* base = static_cast<char*>(recv) + c * max_message_;
-      const std::size_t bytes = std::min(max_message_, recv_bytes - c * max_message_);
-      ops_[op].peer = from;
-      post([&] { return fi_trecv(ep(from), base, bytes, nullptr, address(from), full_tag(tag, from, c), 0, &ops_[op].context); },
+    post_in_pieces(to, send, send_bytes, from, recv, recv_bytes, tag, max_message_);
+    wait_for_all();
+  }
+
+  // Posts the receive from `from` and the send to `to` as messages of at most `piece` bytes (the
+  // chunk number in the tag), the receives first so a peer's early send finds its buffer; ops_
+  // holds the receives, in order, then the sends. Reused call after call: no allocation per
+  // exchange (the vector only grows).
+  void post_in_pieces(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes,
+                      std::uint32_t tag, std::size_t piece) {
+    const std::size_t send_pieces = to >= 0 && send_bytes ? (send_bytes + piece - 1) / piece : 0;
+    const std::size_t recv_pieces = from >= 0 && recv_bytes ? (recv_bytes + piece - 1) / piece : 0;
+    ops_.assign(recv_pieces + send_pieces, Operation{});
+    for (std::size_t c = 0; c < recv_pieces; ++c) {
+      char* base = static_cast<char*>(recv) + c * piece;
+      const std::size_t bytes = std::min(piece, recv_bytes - c * piece);
+      ops_[c].peer = from;
+      post([&] { return fi_trecv(ep(from), base, bytes, nullptr, address(from), full_tag(tag, from, c), 0, &ops_[c].context); },
            "fi_trecv", from);
     }
-    for (std::size_t c = 0; c < send_chunks; ++c, ++op) {
-      const char* base = static_cast<const char*>(send) + c * max_message_;
-      const std::size_t bytes = std::min(max_message_, send_bytes - c * max_message_);
-      ops_[op].peer = to;
-      post([&] { return fi_tsend(ep(to), base, bytes, nullptr, address(to), full_tag(tag, rank_, c), &ops_[op].context); },
-           "fi_tsend", to);
+    for (std::size_t c = 0; c < send_pieces; ++c) {
+      const char* base = static_cast<const char*>(send) + c * piece;
+      const std::size_t bytes = std::min(piece, send_bytes - c * piece);
+      Operation& op = ops_[recv_pieces + c];
+      op.peer = to;
+      post([&] { return fi_tsend(ep(to), base, bytes, nullptr, address(to), full_tag(tag, rank_, c), &op.context); }, "fi_tsend", to);
     }
-    wait_for_all();
   }
 
   // Progresses until every operation in ops_ completed. Spins for spin_ after the last progress

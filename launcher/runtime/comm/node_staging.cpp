@@ -10,6 +10,7 @@
 #include <cstring>
 #include <set>
 #include <stdexcept>
+#include <string_view>
 
 namespace gpudirect::comm {
 namespace {
@@ -29,13 +30,10 @@ std::string cpus_of_this_process() {
 }
 
 std::size_t distinct_cpus(const std::vector<std::string>& cpu_lists) {
-  std::set<std::string> cpus;
+  std::set<std::string_view> cpus;
   for (const auto& list : cpu_lists)
-    for (std::size_t at = 0; at < list.size();) {
-      const std::size_t comma = std::min(list.find(',', at), list.size());
-      if (comma > at) cpus.insert(list.substr(at, comma - at));
-      at = comma + 1;
-    }
+    for (const auto cpu : split(list, ','))
+      if (!cpu.empty()) cpus.insert(cpu);
   return cpus.size();
 }
 
