@@ -6,7 +6,11 @@
 #include "comm/collectives.hpp"
 #include "comm/host_communicator.hpp"
 #include "comm/reduce_kernels.hpp"
+#include "comm/shareable_memory.hpp"
+#include "comm/staged_collectives.hpp"
 #include "comm/thread_transport.hpp"
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -18,7 +22,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -140,12 +146,34 @@ std::string describe(const Case& c, int n) {
 }
 
 // Runs one case on rank r; returns "" or what was wrong.
-std::string run_case(Collectives& coll, const Case& c, int r, int n) {
+// The case's buffers: vectors, or (`shared`) allocations the peers may read in place, new for
+// every case (so peers map many, and evict old ones).
+class CaseBuffer {
+ public:
+  CaseBuffer(std::size_t bytes, ShareableMemory* shared) : shared_(shared) {
+    data_ = shared ? static_cast<char*>(shared->allocate(bytes)) : (vector_.resize(bytes), vector_.data());
+    if (!data_) throw std::runtime_error("no shareable memory");
+    std::memset(data_, 0x5a, bytes);  // garbage where output goes
+  }
+  ~CaseBuffer() {
+    if (shared_) shared_->release(data_);
+  }
+  CaseBuffer(const CaseBuffer&) = delete;
+  CaseBuffer& operator=(const CaseBuffer&) = delete;
+  char* data() const { return data_; }
+
+ private:
+  ShareableMemory* shared_;
+  std::vector<char> vector_;
+  char* data_;
+};
+
+std::string run_case(Collectives& coll, const Case& c, int r, int n, ShareableMemory* shared = nullptr) {
   const std::size_t e = size_of(c.type), count = c.count, un = static_cast<std::size_t>(n), ur = static_cast<std::size_t>(r);
   const std::size_t send_elements = (c.kind == Kind::reduce_scatter || c.kind == Kind::alltoall) ? count * un : count;
   const std::size_t recv_elements = (c.kind == Kind::all_gather || c.kind == Kind::alltoall) ? count * un : count;
-  std::vector<char> send(std::max<std::size_t>(send_elements, recv_elements) * e + 1, 0x5a);
-  std::vector<char> recv(std::max<std::size_t>(send_elements, recv_elements) * e + 1, 0x5a);  // garbage where output goes
+  CaseBuffer send(std::max<std::size_t>(send_elements, recv_elements) * e + 1, shared);
+  CaseBuffer recv(std::max<std::size_t>(send_elements, recv_elements) * e + 1, shared);
   // Inputs where the call reads them (NCCL's in-place layouts, see communicator.hpp).
   char* in = c.in_place ? recv.data() : send.data();
   std::size_t in_offset = (c.in_place && c.kind == Kind::all_gather) ? ur * count : 0;
@@ -256,9 +284,11 @@ TEST_CASE("every collective algorithm at 1..8 ranks, every type and op, in and o
   // every size, in chunks of a few elements so every block spans several chunks and a partial one;
   // staged through shared rings (here one zeroed allocation the threads share) of two slots of
   // 24 bytes, so the rings wrap many times within a call, and every call follows the last on them;
-  // and with exchanges in pieces of 24 bytes (as over a network: the ring reduces each as it lands).
-  enum class Mode { messages, direct, staged, pieces };
-  for (const Mode mode : {Mode::messages, Mode::direct, Mode::staged, Mode::pieces}) {
+  // and with exchanges in pieces of 24 bytes (as over a network: the ring reduces each as it lands);
+  // staged with every all_gather block read in place from the peers' shareable buffers (slots of
+  // 64 bytes: where a block lies must fit one).
+  enum class Mode { messages, direct, staged, pieces, staged_in_place };
+  for (const Mode mode : {Mode::messages, Mode::direct, Mode::staged, Mode::pieces, Mode::staged_in_place}) {
     CollectiveTuning tuning;
     tuning.chunk_bytes = 4096;  // the ring's steps in several chunks, the last one partial
     if (mode == Mode::direct)
@@ -266,22 +296,31 @@ TEST_CASE("every collective algorithm at 1..8 ranks, every type and op, in and o
     if (mode == Mode::pieces) tuning.piece_bytes = 24;
     for (int n = 1; n <= 8; ++n) {
       const auto cases = cases_for(n);
-      const StagingLayout layout{.ranks = n, .chunk_bytes = 24, .slots = 2};
-      std::vector<char> rings(mode == Mode::staged ? layout.bytes() : 0, 0);
+      const bool staged_mode = mode == Mode::staged || mode == Mode::staged_in_place;
+      const StagingLayout layout{.ranks = n, .chunk_bytes = mode == Mode::staged ? 24u : 64u, .slots = 2};
+      std::vector<char> rings(staged_mode ? layout.bytes() : 0, 0);
       const auto failures = on_threads(
           n,
           [&](int r, std::unique_ptr<Transport>& transport) {
+            std::unique_ptr<ShareableMemory> shared;
+            std::optional<DirectReads> reads;
+            if (mode == Mode::staged_in_place) {
+              shared = std::make_unique<ShareableMemory>();
+              reads = DirectReads{.own = shared.get(), .pids = std::vector<pid_t>(static_cast<std::size_t>(n), ::getpid()), .min_block_bytes = 0};
+            }
             std::unique_ptr<StagedCollectives> staged;
-            if (mode == Mode::staged) staged = std::make_unique<StagedCollectives>(rings.data(), layout, r, StagingWait{.timeout = kTimeout, .abort = nullptr, .on_failure = {}, .host = "this host"});
+            if (staged_mode)
+              staged = std::make_unique<StagedCollectives>(rings.data(), layout, r,
+                                                           StagingWait{.timeout = kTimeout, .abort = nullptr, .on_failure = {}, .host = "this host"}, reads);
             Collectives coll(*transport, tuning, staged.get());
             std::vector<std::string> wrong;
             for (const Case& c : cases)
-              if (auto why = run_case(coll, c, r, n); !why.empty() && wrong.size() < 5) wrong.push_back(why);
+              if (auto why = run_case(coll, c, r, n, shared.get()); !why.empty() && wrong.size() < 5) wrong.push_back(why);
             coll.barrier();
             return wrong;
           },
           mode == Mode::direct, mode == Mode::pieces);
-      INFO((mode == Mode::messages ? "messages, " : mode == Mode::direct ? "direct reads, " : mode == Mode::staged ? "staged, " : "pieces, ")
+      INFO((mode == Mode::messages ? "messages, " : mode == Mode::direct ? "direct reads, " : mode == Mode::staged ? "staged, " : mode == Mode::pieces ? "pieces, " : "staged, read in place, ")
            << n << " ranks, " << cases.size() << " cases");
       CHECK(failures.empty());
       for (const auto& f : failures) FAIL_CHECK(f);

@@ -1,6 +1,7 @@
 // Shared-memory staging beyond the results (test_collectives_in_process.cpp checks those): its
-// layout, a silent or aborted peer, and the segment every rank of a one-host job maps through the
-// real rendezvous store (named nowhere in /dev/shm afterwards; all ranks fall back together).
+// layout, a silent or aborted peer, the segment every rank of a one-host job maps through the
+// real rendezvous store (named nowhere in /dev/shm afterwards; all ranks fall back together), and
+// the shareable buffers peers read in place.
 #include <catch2/catch.hpp>
 
 #include "bootstrap/local_spawn.hpp"
@@ -12,8 +13,11 @@
 
 #include <dirent.h>
 #include <sched.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <limits>
 #include <cstring>
 #include <set>
 #include <string>
@@ -220,4 +224,128 @@ TEST_CASE("staging spins only where the host's ranks have a CPU each: distinct C
   const std::string mine = cpus_of_this_process();
   CHECK(mine.find_first_not_of("0123456789,") == std::string::npos);
   CHECK(distinct_cpus({mine}) == static_cast<std::size_t>(CPU_COUNT(&set)));
+}
+
+TEST_CASE("shareable memory: zeroed allocations a buffer is located in, whole or not at all", "[staging]") {
+  ShareableMemory memory;
+  auto* a = static_cast<char*>(memory.allocate(10000));
+  REQUIRE(a != nullptr);
+  CHECK(std::all_of(a, a + 10000, [](char c) { return c == 0; }));
+  const auto whole = memory.locate(a, 10000);
+  REQUIRE(whole);
+  CHECK(whole->offset == 0);
+  CHECK(whole->allocation_bytes >= 10000);
+  CHECK(whole->fd >= 0);
+  const auto inside = memory.locate(a + 100, 500);
+  REQUIRE(inside);
+  CHECK(inside->offset == 100);
+  CHECK(inside->allocation == whole->allocation);
+  CHECK_FALSE(memory.locate(a + 100, whole->allocation_bytes));  // runs past its end
+  std::vector<char> elsewhere(100);
+  CHECK_FALSE(memory.locate(elsewhere.data(), 10));
+  auto* b = static_cast<char*>(memory.allocate(1));
+  REQUIRE(b != nullptr);
+  CHECK(memory.locate(b, 1)->allocation != whole->allocation);  // ids are never reused
+  CHECK_FALSE(memory.release(elsewhere.data()));
+  CHECK(memory.release(a));
+  CHECK_FALSE(memory.locate(a, 1));
+  CHECK(memory.release(b));
+}
+
+TEST_CASE("peer buffers: another process's allocation read in place, and clear errors", "[staging]") {
+  ShareableMemory memory;
+  auto* data = static_cast<std::uint32_t*>(memory.allocate(1 << 20));
+  REQUIRE(data != nullptr);
+  for (std::uint32_t i = 0; i < (1 << 18); ++i) data[i] = i * 7;
+  // This process stands for the peer: the mapping goes through /proc/PID/fd as a peer's would.
+  PeerBuffers peers({::getpid(), ::getpid()});
+  const auto where = memory.locate(data + 1000, 4000);
+  REQUIRE(where);
+  const auto* seen = reinterpret_cast<const std::uint32_t*>(peers.map(1, *where, 4000));
+  CHECK(seen != data + 1000);  // a mapping of its own
+  CHECK(seen[0] == 7000);
+  CHECK(seen[999] == 7 * 1999);
+  data[1000] = 42;  // shared, not a copy
+  CHECK(seen[0] == 42);
+  // Allocations beyond the few kept per peer: each still maps, and reads what is there.
+  std::vector<void*> more;
+  for (std::size_t i = 0; i < PeerBuffers::kKeptPerPeer + 3; ++i) {
+    auto* p = static_cast<unsigned char*>(memory.allocate(4096));
+    REQUIRE(p != nullptr);
+    p[0] = static_cast<unsigned char>(i + 1);
+    more.push_back(p);
+    CHECK(*reinterpret_cast<const unsigned char*>(peers.map(1, *memory.locate(p, 1), 1)) == i + 1);
+  }
+  CHECK(reinterpret_cast<const std::uint32_t*>(peers.map(1, *where, 4000))[1] == 7 * 1001);  // mapped again after eviction
+  CHECK_THROWS_WITH(peers.map(1, *where, where->allocation_bytes), Catch::Contains("do not fit rank 1's allocation"));
+  auto closed = *where;
+  closed.fd = 999999;
+  closed.allocation = 12345;
+  CHECK_THROWS_WITH(peers.map(1, closed, 16), Catch::Contains("/fd/999999") && Catch::Contains("No such file"));
+  for (void* p : more) memory.release(p);
+  memory.release(data);
+}
+
+TEST_CASE("direct-read probes: found with the right token only", "[staging]") {
+  const int fd = make_probe_fd(0x1234567890abcdefULL);
+  REQUIRE(fd >= 0);
+  CHECK(try_mapping_probe(::getpid(), fd, 0x1234567890abcdefULL).empty());
+  CHECK_THAT(try_mapping_probe(::getpid(), fd, 1), Catch::Contains("is not the probe of that rank"));
+  ::close(fd);
+  CHECK_THAT(try_mapping_probe(::getpid(), fd, 0x1234567890abcdefULL), Catch::Contains("open /proc/"));
+}
+
+TEST_CASE("staging: a rank that cannot map its peer's buffer stops the job with the cause and the way out", "[staging]") {
+  const auto layout = StagingLayout::for_ranks(2);
+  std::vector<char> rings(layout.bytes(), 0);
+  auto abort = std::make_shared<gpudirect::bootstrap::AbortSignal>();
+  ShareableMemory memory0, memory1;
+  // Rank 1 believes rank 0 runs as a process that does not exist.
+  const std::vector<pid_t> truth{::getpid(), ::getpid()}, wrong{std::numeric_limits<pid_t>::max(), ::getpid()};
+  auto wait = [&] { return StagingWait{.timeout = 10s, .abort = abort, .on_failure = [&](const std::string& m) { abort->raise(m); }, .host = "h"}; };
+  StagedCollectives rank0(rings.data(), layout, 0, wait(), DirectReads{.own = &memory0, .pids = truth});
+  StagedCollectives rank1(rings.data(), layout, 1, wait(), DirectReads{.own = &memory1, .pids = wrong});
+  const std::size_t count = 1 << 18;  // 1 MiB blocks of float: read in place
+  auto* in0 = static_cast<float*>(memory0.allocate(count * 4));
+  auto* in1 = static_cast<float*>(memory1.allocate(count * 4));
+  std::vector<float> out0(2 * count), out1(2 * count);
+  std::string error0, error1;
+  const auto start = std::chrono::steady_clock::now();
+  std::thread one([&] {
+    try {
+      rank1.all_gather(in1, out1.data(), count, DataType::float32);
+    } catch (const CommError& e) {
+      error1 = e.what();
+    }
+  });
+  try {
+    rank0.all_gather(in0, out0.data(), count, DataType::float32);
+  } catch (const CommError& e) {
+    error0 = e.what();
+  }
+  one.join();
+  CHECK(std::chrono::steady_clock::now() - start < 5s);
+  CHECK_THAT(error1, Catch::StartsWith("rank 1 on h cannot read rank 0's all_gather input where it lies (open /proc/") &&
+                         Catch::Contains("GPUDIRECT_COMM_DIRECT_READS=0"));
+  CHECK(error0 == error1);  // rank 0 stops on the job's abort, with the same reason
+  memory0.release(in0);
+  memory1.release(in1);
+}
+
+TEST_CASE("a one-host job reads all_gather inputs in place unless GPUDIRECT_COMM_DIRECT_READS=0", "[staging][store]") {
+  std::vector<int> shareable(2, -1);
+  auto run = [&] {
+    on_store_ranks(
+        2,
+        [&](int r, const gpudirect::bootstrap::LaunchContext& context, gpudirect::bootstrap::Store& store) {
+          shareable[static_cast<std::size_t>(r)] = stage_on_one_host(context, store, 5s).shareable != nullptr;
+        },
+        "samehost");
+  };
+  run();
+  CHECK(shareable == std::vector<int>{1, 1});
+  ::setenv("GPUDIRECT_COMM_DIRECT_READS", "0", 1);
+  run();
+  ::unsetenv("GPUDIRECT_COMM_DIRECT_READS");
+  CHECK(shareable == std::vector<int>{0, 0});
 }

@@ -65,7 +65,9 @@ class Communicator {
   virtual std::unique_ptr<Request> sendrecv(const void* send, void* recv, std::size_t count, DataType type) = 0;
 
   // Buffers in the communicator's memory kind (cudaMalloc for NCCL, page-aligned pre-faulted host
-  // memory for libfabric); copy helpers so benchmark code stays memory-agnostic.
+  // memory for libfabric, which the other ranks of a host may read in place: collectives on them
+  // can skip a copy); valid until released or until the communicator is destroyed. Copy helpers
+  // so benchmark code stays memory-agnostic.
   virtual void* allocate(std::size_t bytes) = 0;
   virtual void release(void* buffer) = 0;
   virtual void copy_to_device(void* dst, const void* host_src, std::size_t bytes) = 0;

@@ -141,6 +141,10 @@ class HostCommunicator final : public Communicator {
   }
 
   void* allocate(std::size_t bytes) override {
+    // Where peers on this host read buffers in place, memory they can map (private where it cannot
+    // be had: only slower).
+    if (staging_.shareable)
+      if (void* shared = staging_.shareable->allocate(bytes)) return shared;
     // Pre-faulted: first-touch page faults are very slow on VMs and would land in the timings.
     void* p = ::mmap(nullptr, std::max<std::size_t>(bytes, 1), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (p == MAP_FAILED) throw CommError("cannot allocate " + std::to_string(bytes) + " bytes of host memory");
@@ -149,6 +153,7 @@ class HostCommunicator final : public Communicator {
     return p;
   }
   void release(void* buffer) override {
+    if (staging_.shareable && staging_.shareable->release(buffer)) return;
     std::lock_guard lock(mutex_);
     if (auto it = sizes_.find(buffer); it != sizes_.end()) {
       ::munmap(buffer, it->second);

@@ -1,9 +1,12 @@
 // Whether a job's host collectives go through shared-memory staging (StagedCollectives): when all
-// its ranks are on one host, unless GPUDIRECT_COMM_STAGING=0. Decided by all ranks together.
+// its ranks are on one host, unless GPUDIRECT_COMM_STAGING=0; and whether its all_gathers read
+// peers' buffers in place (every rank can map every other's memfd; GPUDIRECT_COMM_DIRECT_READS=0
+// turns it off). Decided by all ranks together.
 #pragma once
 
 #include "bootstrap/launch_context.hpp"
 #include "bootstrap/store.hpp"
+#include "comm/shareable_memory.hpp"
 #include "comm/shared_segment.hpp"
 #include "comm/staged_collectives.hpp"
 
@@ -15,6 +18,7 @@
 namespace gpudirect::comm {
 
 struct NodeStaging {
+  std::unique_ptr<ShareableMemory> shareable;  // null: Communicator::allocate hands out private memory
   std::unique_ptr<SharedSegment> memory;
   std::unique_ptr<StagedCollectives> collectives;  // null: messages only
 };

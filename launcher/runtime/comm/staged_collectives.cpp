@@ -27,6 +27,13 @@ void store(std::uint64_t* count, std::uint64_t value) { std::atomic_ref<std::uin
 
 std::size_t chunks_of(std::size_t elements, std::size_t per_chunk) { return (elements + per_chunk - 1) / per_chunk; }
 
+// What an all_gather with direct reads puts first in a rank's broadcast ring: whether its block can
+// be read where it lies, and where.
+struct BlockPlace {
+  std::uint64_t readable = 0;  // 0: the block's chunks follow in the ring
+  SharedLocation where;
+};
+
 }  // namespace
 
 StagingLayout StagingLayout::for_ranks(int ranks, std::size_t budget, std::size_t chunk_bytes) {
@@ -107,14 +114,21 @@ class StagedCollectives::Progress {
   Clock::time_point since_;
 };
 
-StagedCollectives::StagedCollectives(void* memory, StagingLayout layout, int rank, StagingWait wait)
+StagedCollectives::StagedCollectives(void* memory, StagingLayout layout, int rank, StagingWait wait, std::optional<DirectReads> direct)
     : memory_(static_cast<char*>(memory)),
       layout_(layout),
       rank_(rank),
       wait_(std::move(wait)),
       written_by_me_(layout.ring_count(), 0),
-      read_by_me_(layout.ring_count(), 0) {
+      read_by_me_(layout.ring_count(), 0),
+      direct_(std::move(direct)) {
   if (rank < 0 || rank >= layout.ranks) throw std::invalid_argument("staging: rank out of range");
+  if (direct_) {
+    if (!direct_->own || direct_->pids.size() != static_cast<std::size_t>(layout.ranks))
+      throw std::invalid_argument("staging: direct reads need this rank's shareable memory and every rank's pid");
+    if (layout.chunk_bytes < sizeof(BlockPlace)) throw std::invalid_argument("staging: slots too small to say where a block lies");
+    peer_buffers_ = std::make_unique<PeerBuffers>(direct_->pids);
+  }
 }
 
 
@@ -138,11 +152,35 @@ int StagedCollectives::reader_in_the_way(std::size_t ring, int reader) const {
   return -1;
 }
 
+int StagedCollectives::reader_behind(std::size_t ring) const {
+  for (int r = 0; r < layout_.ranks; ++r)
+    if (r != rank_ && load(read_by(ring, r)) < written_by_me_[ring]) return r;
+  return -1;
+}
+
 bool StagedCollectives::has_chunk(std::size_t ring) const { return load(written(ring)) > read_by_me_[ring]; }
 
 void StagedCollectives::publish(std::size_t ring) { store(written(ring), ++written_by_me_[ring]); }
 
 void StagedCollectives::consume(std::size_t ring) { store(read_by(ring, rank_), ++read_by_me_[ring]); }
+
+bool StagedCollectives::read_block_directly(int peer, const char* announcement, char* target, std::size_t bytes) {
+  BlockPlace place;
+  std::memcpy(&place, announcement, sizeof place);
+  if (!place.readable) return false;
+  const char* source = nullptr;
+  try {
+    source = peer_buffers_->map(peer, place.where, bytes);
+  } catch (const std::runtime_error& e) {
+    const std::string message = "rank " + std::to_string(rank_) + " on " + wait_.host + " cannot read rank " + std::to_string(peer) +
+                                "'s all_gather input where it lies (" + e.what() +
+                                "); GPUDIRECT_COMM_DIRECT_READS=0 copies it through the staging slots instead";
+    if (wait_.on_failure) wait_.on_failure(message);
+    throw CommError(message);
+  }
+  std::memcpy(target, source, bytes);
+  return true;
+}
 
 void StagedCollectives::all_gather(const void* send, void* recv, std::size_t count, DataType type) {
   const int n = layout_.ranks;
@@ -157,41 +195,63 @@ void StagedCollectives::all_gather(const void* send, void* recv, std::size_t cou
   const std::size_t per_chunk = layout_.chunk_bytes / element, chunk = per_chunk * element;
   const std::size_t chunks = chunks_of(count, per_chunk);
   const std::size_t mine = broadcast_ring(rank_);
+  // Every rank knows every block's size, so all announce where their blocks lie, or none does.
+  const std::size_t announced = direct_ && block > 0 && block >= direct_->min_block_bytes ? 1 : 0;
+  const auto where = announced ? direct_->own->locate(input, block) : std::nullopt;
+  // Steps through each ring: the announcement, then the chunks unless the block is read in place.
+  const std::size_t to_write = announced + (where ? 0 : chunks);
   std::size_t written = 0;
-  std::vector<std::size_t> fetched(static_cast<std::size_t>(n), 0);
-  fetched[static_cast<std::size_t>(rank_)] = chunks;
-  std::size_t remaining = chunks * static_cast<std::size_t>(n);
+  std::vector<std::size_t> fetched(static_cast<std::size_t>(n), 0), expected(static_cast<std::size_t>(n), announced + chunks);
+  expected[static_cast<std::size_t>(rank_)] = 0;
   Progress progress(*this, "all_gather");
-  while (remaining > 0) {
+  for (;;) {
     bool moved = false;
     int waiting_for = -1;
-    if (written < chunks) {
+    if (written < to_write) {
       const int lagging = reader_in_the_way(mine, -1);
       if (lagging < 0) {
-        const std::size_t at = written * chunk, bytes = std::min(chunk, block - at);
         char* target = slot(mine, written_by_me_[mine]);
-        std::memcpy(target, input + at, bytes);
-        if (input != own) std::memcpy(own + at, target, bytes);  // from the slot: in cache now
-        publish(mine);
-        ++written, --remaining, moved = true;
+        if (written < announced) {
+          const BlockPlace place{where ? 1u : 0u, where.value_or(SharedLocation{})};
+          std::memcpy(target, &place, sizeof place);
+          publish(mine);
+          if (where && input != own) std::memcpy(own, input, block);  // while the peers read it
+        } else {
+          const std::size_t at = (written - announced) * chunk, bytes = std::min(chunk, block - at);
+          std::memcpy(target, input + at, bytes);
+          if (input != own) std::memcpy(own + at, target, bytes);  // from the slot: in cache now
+          publish(mine);
+        }
+        ++written, moved = true;
       } else {
         waiting_for = lagging;
       }
     }
     for (int s = 1; s < n; ++s) {
       const int peer = (rank_ + s) % n;
-      std::size_t& next = fetched[static_cast<std::size_t>(peer)];
-      if (next == chunks) continue;
+      const auto p = static_cast<std::size_t>(peer);
+      if (fetched[p] == expected[p]) continue;
       const std::size_t ring = broadcast_ring(peer);
       if (!has_chunk(ring)) {
         waiting_for = peer;
         continue;
       }
-      const std::size_t at = next * chunk;
-      std::memcpy(out + static_cast<std::size_t>(peer) * block + at, slot(ring, read_by_me_[ring]), std::min(chunk, block - at));
-      consume(ring);
-      ++next, --remaining, moved = true;
+      const char* from = slot(ring, read_by_me_[ring]);
+      char* target = out + p * block;
+      if (fetched[p] < announced) {
+        if (read_block_directly(peer, from, target, block)) expected[p] = announced;
+      } else {
+        const std::size_t at = (fetched[p] - announced) * chunk;
+        std::memcpy(target + at, from, std::min(chunk, block - at));
+      }
+      consume(ring);  // after the copy: a block read in place is its owner's again once every reader has
+      ++fetched[p], moved = true;
     }
+    bool done = written == to_write && fetched == expected;
+    if (done && where) {
+      if (const int reading = reader_behind(mine); reading >= 0) done = false, waiting_for = reading;
+    }
+    if (done) return;
     if (moved) progress.moved();
     else progress.idle(waiting_for);
   }

@@ -15,18 +15,25 @@
 // only). A ring is a count of chunks written, a count read by each reader, and `slots` slots of
 // `chunk_bytes`: the writer reuses a slot when every reader has moved past it. The counts only grow,
 // call after call, and every rank walks the same chunks in the same order, so no call needs a barrier:
-// a rank may start the next call while its peers finish this one. Nobody reads a rank's own buffers
-// but the rank itself, so the caller may reuse them as soon as the call returns.
+// a rank may start the next call while its peers finish this one.
+//
+// Direct reads (all_gather, where a rank's input lies in memory from Communicator::allocate,
+// shareable_memory.hpp): the rank writes where its block lies into its broadcast ring instead of
+// the block, its peers copy the block straight from its buffer and only then mark that slot read,
+// and the rank returns once every peer has: its input is the caller's again. Otherwise nobody reads
+// a rank's own buffers but the rank itself, and the caller may reuse them as soon as the call returns.
 #pragma once
 
 #include "bootstrap/abort_signal.hpp"
 #include "comm/communicator.hpp"
+#include "comm/shareable_memory.hpp"
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -68,11 +75,20 @@ struct StagingWait {
   std::string host;  // for messages
 };
 
+// Reading peers' blocks where they lie (every rank of the job turns it on, or none).
+struct DirectReads {
+  const ShareableMemory* own = nullptr;  // this rank's shareable allocations; not owned
+  std::vector<pid_t> pids;               // of every rank
+  // From this block size on, every all_gather starts with where the block lies (or that it does
+  // not); smaller blocks travel through the slots.
+  std::size_t min_block_bytes = 0;
+};
+
 class StagedCollectives {
  public:
   // `memory`: layout.bytes() of memory that every rank maps and that was zero before any rank used
   // it. Not owned.
-  StagedCollectives(void* memory, StagingLayout layout, int rank, StagingWait wait);
+  StagedCollectives(void* memory, StagingLayout layout, int rank, StagingWait wait, std::optional<DirectReads> direct = std::nullopt);
 
   int rank() const { return rank_; }
   int size() const { return layout_.ranks; }
@@ -91,6 +107,7 @@ class StagedCollectives {
   // -1 where this rank may write its next chunk to `ring`, else a reader still on that slot
   // (`reader` -1: every other rank reads the ring).
   int reader_in_the_way(std::size_t ring, int reader) const;
+  int reader_behind(std::size_t ring) const;  // a reader that has not read all this rank wrote to `ring`, or -1
   bool has_chunk(std::size_t ring) const;
   void publish(std::size_t ring);
   void consume(std::size_t ring);
@@ -101,6 +118,9 @@ class StagedCollectives {
                      char* results);
 
   class Progress;
+  // Copies `peer`'s block from where the slot it published says it lies; false where it does not
+  // lie in shareable memory (its chunks follow in the ring).
+  bool read_block_directly(int peer, const char* slot, char* target, std::size_t bytes);
 
   char* memory_;
   StagingLayout layout_;
@@ -108,6 +128,8 @@ class StagedCollectives {
   StagingWait wait_;
   std::vector<std::uint64_t> written_by_me_;  // per ring: chunks this rank wrote (its own rings)
   std::vector<std::uint64_t> read_by_me_;     // per ring: chunks this rank read (its peers' rings)
+  std::optional<DirectReads> direct_;
+  std::unique_ptr<PeerBuffers> peer_buffers_;
 };
 
 }  // namespace gpudirect::comm
