@@ -44,10 +44,12 @@ std::size_t distinct_cpus(const std::vector<std::string>& cpu_lists) {
 namespace {
 
 // Every rank maps every other rank's probe ("PID FD TOKEN"; FD -1: no memfd there, or reads not
-// wanted) and all agree: direct reads for all, or for none with rank 0 saying why.
+// wanted) and all agree, with the same smallest block read in place (`min_block_bytes`): direct
+// reads for all, or for none with rank 0 saying why (unless `quiet`: switched off on purpose).
 std::optional<DirectReads> agree_on_direct_reads(const bootstrap::LaunchContext& context, bootstrap::Store& store,
-                                                 const std::vector<std::string>& probes) {
+                                                 const std::vector<std::string>& probes, std::size_t min_block_bytes, bool quiet) {
   DirectReads direct;
+  direct.min_block_bytes = min_block_bytes;
   std::string why_not;
   for (int r = 0; r < context.size && why_not.empty(); ++r) {
     const auto fields = split(probes[static_cast<std::size_t>(r)], ' ');
@@ -66,13 +68,13 @@ std::optional<DirectReads> agree_on_direct_reads(const bootstrap::LaunchContext&
       why_not = e.what();
     }
   }
-  const auto answers = store.all_gather("staging/direct", why_not.empty() ? "ok" : why_not);
+  // Whether a block is announced must be the same decision on every rank.
+  const auto answers = store.all_gather("staging/direct", why_not.empty() ? "ok " + std::to_string(min_block_bytes) : why_not);
   for (const auto& answer : answers)
-    if (answer != "ok") {
-      const char* reads = std::getenv("GPUDIRECT_COMM_DIRECT_READS");
-      if (context.rank == 0 && !(reads && std::strcmp(reads, "0") == 0))
+    if (answer != answers[0] || answer.rfind("ok ", 0) != 0) {
+      if (context.rank == 0 && !quiet)
         std::fprintf(stderr, "gpudirect-launch: all_gather copies through shared memory, not from the peers' buffers (%s)\n",
-                     answer.c_str());
+                     answer.rfind("ok ", 0) == 0 ? "ranks differ in GPUDIRECT_COMM_DIRECT_READS_MIN_BYTES" : answer.c_str());
       return std::nullopt;
     }
   return direct;
@@ -135,18 +137,18 @@ NodeStaging stage_on_one_host(const bootstrap::LaunchContext& context, bootstrap
   wait.spin = std::chrono::microseconds(own_cpus ? kSpinMicroseconds : 0);
   if (const char* spin = std::getenv("GPUDIRECT_COMM_STAGING_SPIN_US"))
     wait.spin = std::chrono::microseconds(parse_integer<long>(spin, "GPUDIRECT_COMM_STAGING_SPIN_US", 0, 1000000));
-  auto direct = agree_on_direct_reads(context, store, probes);
+  // The owner of a block read in place waits for its readers: one more hand-off per call, which
+  // costs a context switch where ranks share cores. Measured (all_gather, medians of 3): 2 ranks
+  // with a core each, 4 KiB 1.34 -> 0.87 us and faster at every size; 4 ranks on 2 cores, 16 KiB
+  // 20.7 -> 26.0 us, 64 KiB 24.5 -> 28.2, then faster: 256 KiB 45.6 -> 38.4, 1 MiB 95.6 -> 70.6.
+  std::size_t min_block_bytes = own_cpus ? 0 : 64 * 1024;
+  // GPUDIRECT_COMM_DIRECT_READS_MIN_BYTES: the smallest block read in place (to measure).
+  if (const char* least = std::getenv("GPUDIRECT_COMM_DIRECT_READS_MIN_BYTES"))
+    min_block_bytes = parse_integer<std::size_t>(least, "GPUDIRECT_COMM_DIRECT_READS_MIN_BYTES", 0, std::size_t(1) << 50);
+  auto direct = agree_on_direct_reads(context, store, probes, min_block_bytes, !reads_wanted);
   if (direct) {
     staging.shareable = std::make_unique<ShareableMemory>();
     direct->own = staging.shareable.get();
-    // The owner of a block read in place waits for its readers: one more hand-off per call, which
-    // costs a context switch where ranks share cores. Measured (all_gather, medians of 3): 2 ranks
-    // with a core each, 4 KiB 1.34 -> 0.87 us and faster at every size; 4 ranks on 2 cores, 16 KiB
-    // 20.7 -> 26.0 us, 64 KiB 24.5 -> 28.2, then faster: 256 KiB 45.6 -> 38.4, 1 MiB 95.6 -> 70.6.
-    direct->min_block_bytes = own_cpus ? 0 : 64 * 1024;
-    // GPUDIRECT_COMM_DIRECT_READS_MIN_BYTES: the smallest block read in place (to measure).
-    if (const char* least = std::getenv("GPUDIRECT_COMM_DIRECT_READS_MIN_BYTES"))
-      direct->min_block_bytes = parse_integer<std::size_t>(least, "GPUDIRECT_COMM_DIRECT_READS_MIN_BYTES", 0, std::size_t(1) << 50);
   }
   staging.collectives = std::make_unique<StagedCollectives>(staging.memory->data(), layout, context.rank, std::move(wait), std::move(direct));
   return staging;
