@@ -103,12 +103,14 @@ NodeStaging stage_on_one_host(const bootstrap::LaunchContext& context, bootstrap
   const bool reads_wanted = wanted && !(reads && std::strcmp(reads, "0") == 0);
   const std::uint64_t token = (std::uint64_t(std::random_device{}()) << 32) | std::random_device{}();
   // Open until every rank has probed it, or staging is off (all return together).
-  const std::unique_ptr<int, void (*)(int*)> probe(new int(reads_wanted ? make_probe_fd(token) : -1), [](int* fd) {
-    if (*fd >= 0) ::close(*fd);
-    delete fd;
-  });
+  struct ProbeFd {
+    int fd;
+    ~ProbeFd() {
+      if (fd >= 0) ::close(fd);
+    }
+  } const probe{reads_wanted ? make_probe_fd(token) : -1};
   const std::string mine = wanted ? context.hostname + " " + std::to_string(layout.chunk_bytes) + "|" + cpus_of_this_process() + "|" +
-                                        std::to_string(::getpid()) + " " + std::to_string(*probe) + " " + std::to_string(token)
+                                        std::to_string(::getpid()) + " " + std::to_string(probe.fd) + " " + std::to_string(token)
                                   : std::string();
   const auto all = store.all_gather("staging/hosts", mine);
   std::vector<std::string> cpu_lists, probes;

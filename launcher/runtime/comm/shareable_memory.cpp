@@ -1,11 +1,12 @@
 #include "comm/shareable_memory.hpp"
 
+#include "comm/shared_pages.hpp"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <stdexcept>
 
@@ -13,8 +14,6 @@ namespace gpudirect::comm {
 namespace {
 
 constexpr std::size_t kPage = 4096;
-
-std::string errno_text(const std::string& what) { return what + ": " + std::strerror(errno); }
 
 std::string proc_fd_path(pid_t pid, std::int64_t fd) { return "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd); }
 
@@ -49,15 +48,9 @@ void* ShareableMemory::allocate(std::size_t bytes, std::string* why_not) {
   };
   const int fd = ::memfd_create("gpudirect-buffer", MFD_CLOEXEC);
   if (fd < 0) return fail(errno_text("memfd_create"), -1);
-  // Reserved now, so that memory the host cannot give is an error here, not a SIGBUS later.
-  if (const int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(size)); rc != 0)
-    return fail("reserving " + std::to_string(size) + " bytes: " + std::strerror(rc), fd);
-  void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
-  if (p == MAP_FAILED) return fail(errno_text("mmap"), fd);
-  // MAP_POPULATE maps shared pages read-only: the first write to each would still trap (slowly, on
-  // a VM) inside the caller's timed loop.
-  auto* page = static_cast<volatile char*>(p);
-  for (std::size_t at = 0; at < size; at += kPage) page[at] = 0;
+  if (const auto why = reserve_pages(fd, size); !why.empty()) return fail("reserving " + std::to_string(size) + " bytes: " + why, fd);
+  void* p = nullptr;
+  if (const auto why = map_for_writing(fd, size, &p); !why.empty()) return fail(why, fd);
   std::lock_guard lock(mutex_);
   allocations_[static_cast<const char*>(p)] = Allocation{size, fd, next_id_++};
   return p;

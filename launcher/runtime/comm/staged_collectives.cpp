@@ -144,17 +144,11 @@ char* StagedCollectives::slot(std::size_t ring, std::uint64_t chunk) const {
   return memory_ + ring * layout_.ring_bytes() + layout_.header_bytes() + (chunk % layout_.slots) * layout_.chunk_bytes;
 }
 
-int StagedCollectives::reader_in_the_way(std::size_t ring, int reader) const {
-  const std::uint64_t next = written_by_me_[ring];
-  if (reader >= 0) return next - load(read_by(ring, reader)) < layout_.slots ? -1 : reader;
+int StagedCollectives::reader_behind(std::size_t ring, std::uint64_t by, int reader) const {
+  auto behind = [&](int r) { return r != rank_ && written_by_me_[ring] - load(read_by(ring, r)) >= by; };
+  if (reader >= 0) return behind(reader) ? reader : -1;
   for (int r = 0; r < layout_.ranks; ++r)
-    if (r != rank_ && next - load(read_by(ring, r)) >= layout_.slots) return r;
-  return -1;
-}
-
-int StagedCollectives::reader_behind(std::size_t ring) const {
-  for (int r = 0; r < layout_.ranks; ++r)
-    if (r != rank_ && load(read_by(ring, r)) < written_by_me_[ring]) return r;
+    if (behind(r)) return r;
   return -1;
 }
 
@@ -208,7 +202,7 @@ void StagedCollectives::all_gather(const void* send, void* recv, std::size_t cou
     bool moved = false;
     int waiting_for = -1;
     if (written < to_write) {
-      const int lagging = reader_in_the_way(mine, -1);
+      const int lagging = reader_behind(mine, layout_.slots);
       if (lagging < 0) {
         char* target = slot(mine, written_by_me_[mine]);
         if (written < announced) {
@@ -249,7 +243,7 @@ void StagedCollectives::all_gather(const void* send, void* recv, std::size_t cou
     }
     bool done = written == to_write && fetched == expected;
     if (done && where) {
-      if (const int reading = reader_behind(mine); reading >= 0) done = false, waiting_for = reading;
+      if (const int reading = reader_behind(mine, 1); reading >= 0) done = false, waiting_for = reading;
     }
     if (done) return;
     if (moved) progress.moved();
@@ -284,7 +278,7 @@ void StagedCollectives::reduce_blocks(const char* send, char* own_out, const std
       std::size_t& next = staged[static_cast<std::size_t>(owner)];
       if (next == chunks_in(owner)) continue;
       const std::size_t ring = peer_ring(rank_, owner);
-      if (reader_in_the_way(ring, owner) >= 0) {
+      if (reader_behind(ring, layout_.slots, owner) >= 0) {
         waiting_for = owner;
         continue;
       }
@@ -296,7 +290,7 @@ void StagedCollectives::reduce_blocks(const char* send, char* own_out, const std
     // Our block's next chunk, once every peer's part of it is there: own input op each peer's slot,
     // in rank order from ours, into the output (and the result ring) while it is in cache.
     if (reduced < own_chunks) {
-      const int lagging = results ? reader_in_the_way(result_ring, -1) : -1;
+      const int lagging = results ? reader_behind(result_ring, layout_.slots) : -1;
       bool ready = lagging < 0;
       if (!ready) waiting_for = lagging;
       for (int s = 1; s < n && ready; ++s) {

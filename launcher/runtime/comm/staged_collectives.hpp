@@ -104,10 +104,10 @@ class StagedCollectives {
   std::uint64_t* written(std::size_t ring) const;
   std::uint64_t* read_by(std::size_t ring, int reader) const;
   char* slot(std::size_t ring, std::uint64_t chunk) const;
-  // -1 where this rank may write its next chunk to `ring`, else a reader still on that slot
-  // (`reader` -1: every other rank reads the ring).
-  int reader_in_the_way(std::size_t ring, int reader) const;
-  int reader_behind(std::size_t ring) const;  // a reader that has not read all this rank wrote to `ring`, or -1
+  // A reader of `ring` (`reader`, or -1: any other rank) with `by` or more of this rank's chunks
+  // still unread, else -1. By `slots`: it is still on the slot this rank would write next; by 1: it
+  // has not read everything this rank wrote.
+  int reader_behind(std::size_t ring, std::uint64_t by, int reader = -1) const;
   bool has_chunk(std::size_t ring) const;
   void publish(std::size_t ring);
   void consume(std::size_t ring);
