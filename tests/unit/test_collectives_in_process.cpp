@@ -285,10 +285,12 @@ TEST_CASE("every collective algorithm at 1..8 ranks, every type and op, in and o
   // staged through shared rings (here one zeroed allocation the threads share) of two slots of
   // 24 bytes, so the rings wrap many times within a call, and every call follows the last on them;
   // and with exchanges in pieces of 24 bytes (as over a network: the ring reduces each as it lands);
-  // staged with every all_gather block read in place from the peers' shareable buffers (slots of
-  // 64 bytes: where a block lies must fit one).
-  enum class Mode { messages, direct, staged, pieces, staged_in_place };
-  for (const Mode mode : {Mode::messages, Mode::direct, Mode::staged, Mode::pieces, Mode::staged_in_place}) {
+  // staged with every buffer in shareable memory, read in place by the peers (slots of 64 bytes:
+  // where a rank's buffers lie must fit one); and staged with only the even ranks' buffers
+  // shareable (all_gather mixes blocks read in place and through the slots, the reductions agree to
+  // go through the rings).
+  enum class Mode { messages, direct, staged, pieces, staged_in_place, staged_mixed };
+  for (const Mode mode : {Mode::messages, Mode::direct, Mode::staged, Mode::pieces, Mode::staged_in_place, Mode::staged_mixed}) {
     CollectiveTuning tuning;
     tuning.chunk_bytes = 4096;  // the ring's steps in several chunks, the last one partial
     if (mode == Mode::direct)
@@ -296,7 +298,7 @@ TEST_CASE("every collective algorithm at 1..8 ranks, every type and op, in and o
     if (mode == Mode::pieces) tuning.piece_bytes = 24;
     for (int n = 1; n <= 8; ++n) {
       const auto cases = cases_for(n);
-      const bool staged_mode = mode == Mode::staged || mode == Mode::staged_in_place;
+      const bool staged_mode = mode == Mode::staged || mode == Mode::staged_in_place || mode == Mode::staged_mixed;
       const StagingLayout layout{.ranks = n, .chunk_bytes = mode == Mode::staged ? 24u : 64u, .slots = 2};
       std::vector<char> rings(staged_mode ? layout.bytes() : 0, 0);
       const auto failures = on_threads(
@@ -304,10 +306,11 @@ TEST_CASE("every collective algorithm at 1..8 ranks, every type and op, in and o
           [&](int r, std::unique_ptr<Transport>& transport) {
             std::unique_ptr<ShareableMemory> shared;
             std::optional<DirectReads> reads;
-            if (mode == Mode::staged_in_place) {
+            if (mode == Mode::staged_in_place || mode == Mode::staged_mixed) {
               shared = std::make_unique<ShareableMemory>();
               reads = DirectReads{.own = shared.get(), .pids = std::vector<pid_t>(static_cast<std::size_t>(n), ::getpid()), .min_block_bytes = 0};
             }
+            ShareableMemory* buffers = mode == Mode::staged_mixed && r % 2 ? nullptr : shared.get();
             std::unique_ptr<StagedCollectives> staged;
             if (staged_mode)
               staged = std::make_unique<StagedCollectives>(rings.data(), layout, r,
@@ -315,12 +318,12 @@ TEST_CASE("every collective algorithm at 1..8 ranks, every type and op, in and o
             Collectives coll(*transport, tuning, staged.get());
             std::vector<std::string> wrong;
             for (const Case& c : cases)
-              if (auto why = run_case(coll, c, r, n, shared.get()); !why.empty() && wrong.size() < 5) wrong.push_back(why);
+              if (auto why = run_case(coll, c, r, n, buffers); !why.empty() && wrong.size() < 5) wrong.push_back(why);
             coll.barrier();
             return wrong;
           },
           mode == Mode::direct, mode == Mode::pieces);
-      INFO((mode == Mode::messages ? "messages, " : mode == Mode::direct ? "direct reads, " : mode == Mode::staged ? "staged, " : mode == Mode::pieces ? "pieces, " : "staged, read in place, ")
+      INFO((mode == Mode::messages ? "messages, " : mode == Mode::direct ? "direct reads, " : mode == Mode::staged ? "staged, " : mode == Mode::pieces ? "pieces, " : mode == Mode::staged_in_place ? "staged, read in place, " : "staged, even ranks' read in place, ")
            << n << " ranks, " << cases.size() << " cases");
       CHECK(failures.empty());
       for (const auto& f : failures) FAIL_CHECK(f);

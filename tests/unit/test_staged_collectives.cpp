@@ -296,6 +296,7 @@ TEST_CASE("direct-read probes: found with the right token only", "[staging]") {
 }
 
 TEST_CASE("staging: a rank that cannot map its peer's buffer stops the job with the cause and the way out", "[staging]") {
+  const std::string call = GENERATE("all_gather", "all_reduce", "reduce_scatter");
   const auto layout = StagingLayout::for_ranks(2);
   std::vector<char> rings(layout.bytes(), 0);
   auto abort = std::make_shared<gpudirect::bootstrap::AbortSignal>();
@@ -306,30 +307,28 @@ TEST_CASE("staging: a rank that cannot map its peer's buffer stops the job with 
   StagedCollectives rank0(rings.data(), layout, 0, wait(), DirectReads{.own = &memory0, .pids = truth});
   StagedCollectives rank1(rings.data(), layout, 1, wait(), DirectReads{.own = &memory1, .pids = wrong});
   const std::size_t count = 1 << 18;  // 1 MiB blocks of float: read in place
-  auto* in0 = static_cast<float*>(memory0.allocate(count * 4));
-  auto* in1 = static_cast<float*>(memory1.allocate(count * 4));
-  std::vector<float> out0(2 * count), out1(2 * count);
+  std::vector<float*> buffers;
+  for (ShareableMemory* memory : {&memory0, &memory0, &memory1, &memory1})
+    buffers.push_back(static_cast<float*>(memory->allocate(2 * count * 4)));
   std::string error0, error1;
-  const auto start = std::chrono::steady_clock::now();
-  std::thread one([&] {
+  auto run = [&](StagedCollectives& rank, float* in, float* out, std::string& error) {
     try {
-      rank1.all_gather(in1, out1.data(), count, DataType::float32);
+      if (call == "all_gather") rank.all_gather(in, out, count, DataType::float32);
+      if (call == "all_reduce") rank.all_reduce(in, out, 2 * count, DataType::float32, ReduceOp::sum);
+      if (call == "reduce_scatter") rank.reduce_scatter(in, out, count, DataType::float32, ReduceOp::sum);
     } catch (const CommError& e) {
-      error1 = e.what();
+      error = e.what();
     }
-  });
-  try {
-    rank0.all_gather(in0, out0.data(), count, DataType::float32);
-  } catch (const CommError& e) {
-    error0 = e.what();
-  }
+  };
+  const auto start = std::chrono::steady_clock::now();
+  std::thread one([&] { run(rank1, buffers[2], buffers[3], error1); });
+  run(rank0, buffers[0], buffers[1], error0);
   one.join();
   CHECK(std::chrono::steady_clock::now() - start < 5s);
-  CHECK_THAT(error1, Catch::StartsWith("rank 1 on h cannot read rank 0's all_gather input where it lies (open /proc/") &&
+  CHECK_THAT(error1, Catch::StartsWith("rank 1 on h cannot read rank 0's " + call + " input where it lies (open /proc/") &&
                          Catch::Contains("GPUDIRECT_COMM_DIRECT_READS=0"));
   CHECK(error0 == error1);  // rank 0 stops on the job's abort, with the same reason
-  memory0.release(in0);
-  memory1.release(in1);
+  for (std::size_t b = 0; b < buffers.size(); ++b) (b < 2 ? memory0 : memory1).release(buffers[b]);
 }
 
 TEST_CASE("a one-host job reads all_gather inputs in place unless GPUDIRECT_COMM_DIRECT_READS=0", "[staging][store]") {

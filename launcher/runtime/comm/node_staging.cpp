@@ -73,7 +73,7 @@ std::optional<DirectReads> agree_on_direct_reads(const bootstrap::LaunchContext&
   for (const auto& answer : answers)
     if (answer != answers[0] || answer.rfind("ok ", 0) != 0) {
       if (context.rank == 0 && !quiet)
-        std::fprintf(stderr, "gpudirect-launch: all_gather copies through shared memory, not from the peers' buffers (%s)\n",
+        std::fprintf(stderr, "gpudirect-launch: collectives copy through shared memory slots, not from the peers' buffers (%s)\n",
                      answer.rfind("ok ", 0) == 0 ? "ranks differ in GPUDIRECT_COMM_DIRECT_READS_MIN_BYTES" : answer.c_str());
       return std::nullopt;
     }
@@ -142,7 +142,9 @@ NodeStaging stage_on_one_host(const bootstrap::LaunchContext& context, bootstrap
   // The owner of a block read in place waits for its readers: one more hand-off per call, which
   // costs a context switch where ranks share cores. Measured (all_gather, medians of 3): 2 ranks
   // with a core each, 4 KiB 1.34 -> 0.87 us and faster at every size; 4 ranks on 2 cores, 16 KiB
-  // 20.7 -> 26.0 us, 64 KiB 24.5 -> 28.2, then faster: 256 KiB 45.6 -> 38.4, 1 MiB 95.6 -> 70.6.
+  // 20.7 -> 26.0 us, 64 KiB 24.5 -> 28.2, then faster: 256 KiB 45.6 -> 38.4, 1 MiB 95.6 -> 70.6;
+  // all_reduce there with 64 KiB blocks and up: 256 KiB 111.5 -> 110.4 us, 1 MiB 239 -> 211,
+  // 64 MiB 23.5 -> 16.8 ms.
   std::size_t min_block_bytes = own_cpus ? 0 : 64 * 1024;
   // GPUDIRECT_COMM_DIRECT_READS_MIN_BYTES: the smallest block read in place (to measure).
   if (const char* least = std::getenv("GPUDIRECT_COMM_DIRECT_READS_MIN_BYTES"))

@@ -1,9 +1,9 @@
 // Host buffers that the other ranks of the host read where they lie. Communicator::allocate hands
 // out memfd memory; a peer maps it read-only through /proc/PID/fd/N (the same user may; no name in
-// /dev/shm, and nothing outlives the processes however they end). A staged all_gather then copies
-// a peer's block once, straight from the peer's buffer, instead of through a staging slot: two
-// copies of every byte instead of three (2-rank all_gather, medians of 3: 1 MiB 45.4 -> 24.7 us,
-// 4 MiB 177 -> 109 us).
+// /dev/shm, and nothing outlives the processes however they end). Staged collectives then read a
+// peer's buffer once where it lies instead of through a staging slot: two copies of every byte
+// instead of three (2-rank all_gather, medians of 3: 1 MiB 45.4 -> 24.7 us, 4 MiB 177 -> 109 us),
+// and all_reduce reduces straight from the peers' inputs (staged_collectives.hpp).
 #pragma once
 
 #include <sys/types.h>

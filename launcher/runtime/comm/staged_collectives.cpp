@@ -27,12 +27,15 @@ void store(std::uint64_t* count, std::uint64_t value) { std::atomic_ref<std::uin
 
 std::size_t chunks_of(std::size_t elements, std::size_t per_chunk) { return (elements + per_chunk - 1) / per_chunk; }
 
-// What an all_gather with direct reads puts first in a rank's broadcast ring: whether its block can
-// be read where it lies, and where.
-struct BlockPlace {
-  std::uint64_t readable = 0;  // 0: the block's chunks follow in the ring
-  SharedLocation where;
+// What a call with direct reads puts first in a rank's broadcast ring: where its buffers lie (an fd
+// of -1: they do not lie in shareable memory). all_gather announces its input block alone.
+struct BuffersPlace {
+  SharedLocation input;
+  SharedLocation output;  // all_reduce only: the peers copy the owner's results from it
 };
+static_assert(sizeof(BuffersPlace) <= 64, "an announcement fits the smallest slot");
+
+bool readable(const SharedLocation& where) { return where.fd >= 0; }
 
 }  // namespace
 
@@ -126,7 +129,7 @@ StagedCollectives::StagedCollectives(void* memory, StagingLayout layout, int ran
   if (direct_) {
     if (!direct_->own || direct_->pids.size() != static_cast<std::size_t>(layout.ranks))
       throw std::invalid_argument("staging: direct reads need this rank's shareable memory and every rank's pid");
-    if (layout.chunk_bytes < sizeof(BlockPlace)) throw std::invalid_argument("staging: slots too small to say where a block lies");
+    if (layout.chunk_bytes < sizeof(BuffersPlace)) throw std::invalid_argument("staging: slots too small to say where a block lies");
     peer_buffers_ = std::make_unique<PeerBuffers>(direct_->pids);
   }
 }
@@ -158,21 +161,23 @@ void StagedCollectives::publish(std::size_t ring) { store(written(ring), ++writt
 
 void StagedCollectives::consume(std::size_t ring) { store(read_by(ring, rank_), ++read_by_me_[ring]); }
 
-bool StagedCollectives::read_block_directly(int peer, const char* announcement, char* target, std::size_t bytes) {
-  BlockPlace place;
-  std::memcpy(&place, announcement, sizeof place);
-  if (!place.readable) return false;
-  const char* source = nullptr;
+const char* StagedCollectives::map_peer(int peer, const SharedLocation& where, std::size_t bytes, const std::string& what) {
   try {
-    source = peer_buffers_->map(peer, place.where, bytes);
+    return peer_buffers_->map(peer, where, bytes);
   } catch (const std::runtime_error& e) {
-    const std::string message = "rank " + std::to_string(rank_) + " on " + wait_.host + " cannot read rank " + std::to_string(peer) +
-                                "'s all_gather input where it lies (" + e.what() +
+    const std::string message = "rank " + std::to_string(rank_) + " on " + wait_.host + " cannot read rank " + std::to_string(peer) + "'s " +
+                                what + " where it lies (" + e.what() +
                                 "); GPUDIRECT_COMM_DIRECT_READS=0 copies it through the staging slots instead";
     if (wait_.on_failure) wait_.on_failure(message);
     throw CommError(message);
   }
-  std::memcpy(target, source, bytes);
+}
+
+bool StagedCollectives::read_block_directly(int peer, const char* announcement, char* target, std::size_t bytes) {
+  SharedLocation where;
+  std::memcpy(&where, announcement, sizeof where);
+  if (!readable(where)) return false;
+  std::memcpy(target, map_peer(peer, where, bytes, "all_gather input"), bytes);
   return true;
 }
 
@@ -206,7 +211,7 @@ void StagedCollectives::all_gather(const void* send, void* recv, std::size_t cou
       if (lagging < 0) {
         char* target = slot(mine, written_by_me_[mine]);
         if (written < announced) {
-          const BlockPlace place{where ? 1u : 0u, where.value_or(SharedLocation{})};
+          const SharedLocation place = where.value_or(SharedLocation{});
           std::memcpy(target, &place, sizeof place);
           publish(mine);
           if (where && input != own) std::memcpy(own, input, block);  // while the peers read it
@@ -252,7 +257,7 @@ void StagedCollectives::all_gather(const void* send, void* recv, std::size_t cou
 }
 
 void StagedCollectives::reduce_blocks(const char* send, char* own_out, const std::vector<std::size_t>& offsets, DataType type, ReduceOp op,
-                                      char* results) {
+                                      char* results, bool announced) {
   const int n = layout_.ranks;
   const std::size_t element = size_of(type);
   const std::size_t per_chunk = layout_.chunk_bytes / element, chunk = per_chunk * element;
@@ -262,10 +267,13 @@ void StagedCollectives::reduce_blocks(const char* send, char* own_out, const std
   const char* own_in = send + offsets[static_cast<std::size_t>(rank_)] * element;
   const std::size_t own_bytes = elements_of(rank_) * element;
   std::vector<std::size_t> staged(static_cast<std::size_t>(n), 0), fetched(static_cast<std::size_t>(n), 0);
+  // Per peer: 1 while its announcement is still to be read (it starts its broadcast ring).
+  std::vector<std::size_t> unheard(static_cast<std::size_t>(n), announced ? 1 : 0);
+  unheard[static_cast<std::size_t>(rank_)] = 0;
   std::size_t reduced = 0, remaining = own_chunks;
   for (int s = 1; s < n; ++s) {
     const int peer = (rank_ + s) % n;
-    remaining += chunks_in(peer) * (results ? 2 : 1);
+    remaining += chunks_in(peer) * (results ? 2 : 1) + unheard[static_cast<std::size_t>(peer)];
   }
   const std::size_t result_ring = broadcast_ring(rank_);
   Progress progress(*this, results ? "all_reduce" : "reduce_scatter");
@@ -315,20 +323,155 @@ void StagedCollectives::reduce_blocks(const char* send, char* own_out, const std
         ++reduced, --remaining, moved = true;
       }
     }
-    // Other blocks' results, from their owners.
-    for (int s = 1; s < n && results; ++s) {
+    // Other blocks' results, from their owners, after their announcements.
+    for (int s = 1; s < n; ++s) {
       const int owner = (rank_ + s) % n;
-      std::size_t& next = fetched[static_cast<std::size_t>(owner)];
-      if (next == chunks_in(owner)) continue;
+      const auto o = static_cast<std::size_t>(owner);
       const std::size_t ring = broadcast_ring(owner);
+      const bool wanted = unheard[o] || (results && fetched[o] < chunks_in(owner));
+      if (!wanted) continue;
       if (!has_chunk(ring)) {
         waiting_for = owner;
         continue;
       }
-      const std::size_t at = offsets[static_cast<std::size_t>(owner)] * element + next * chunk;
-      std::memcpy(results + at, slot(ring, read_by_me_[ring]), std::min(chunk, elements_of(owner) * element - next * chunk));
+      if (unheard[o]) {
+        unheard[o] = 0;  // the slow way was agreed (reduce()), so what it says no longer matters
+      } else {
+        const std::size_t at = offsets[o] * element + fetched[o] * chunk;
+        std::memcpy(results + at, slot(ring, read_by_me_[ring]), std::min(chunk, elements_of(owner) * element - fetched[o] * chunk));
+        ++fetched[o];
+      }
       consume(ring);
-      ++next, --remaining, moved = true;
+      --remaining, moved = true;
+    }
+    if (moved) progress.moved();
+    else progress.idle(waiting_for);
+  }
+}
+
+void StagedCollectives::reduce(const char* send, char* own_out, const std::vector<std::size_t>& offsets, DataType type, ReduceOp op,
+                               char* results) {
+  const int n = layout_.ranks;
+  const std::size_t bytes = offsets.back() * size_of(type);  // of `send`, and of `results`
+  // Every rank knows every block's size, so all announce where their buffers lie, or none does.
+  if (!direct_ || bytes == 0 || bytes / static_cast<std::size_t>(n) < direct_->min_block_bytes)
+    return reduce_blocks(send, own_out, offsets, type, op, results, false);
+  const char* call = results ? "all_reduce" : "reduce_scatter";
+  BuffersPlace place;
+  if (const auto input = direct_->own->locate(send, bytes)) {
+    const auto output = results ? direct_->own->locate(results, bytes) : std::optional<SharedLocation>(SharedLocation{});
+    if (output) place.input = *input, place.output = *output;
+  }
+  auto can_be_read = [&](const BuffersPlace& p) { return readable(p.input) && (!results || readable(p.output)); };
+  // Announce, then read the peers' announcements until the way is clear: in place where every
+  // rank's buffers can be read so, else through the rings (known as soon as one rank's cannot).
+  const std::size_t mine = broadcast_ring(rank_);
+  std::vector<BuffersPlace> places(static_cast<std::size_t>(n));
+  std::vector<bool> heard(static_cast<std::size_t>(n), false);
+  places[static_cast<std::size_t>(rank_)] = place, heard[static_cast<std::size_t>(rank_)] = true;
+  bool announced = false, in_place = can_be_read(place);
+  Progress progress(*this, call);
+  for (;;) {
+    bool moved = false;
+    int waiting_for = -1;
+    if (!announced) {
+      if (const int lagging = reader_behind(mine, layout_.slots); lagging < 0) {
+        std::memcpy(slot(mine, written_by_me_[mine]), &place, sizeof place);
+        publish(mine);
+        announced = moved = true;
+      } else {
+        waiting_for = lagging;
+      }
+    }
+    for (int s = 1; s < n && in_place; ++s) {
+      const int peer = (rank_ + s) % n;
+      const auto p = static_cast<std::size_t>(peer);
+      if (heard[p]) continue;
+      const std::size_t ring = broadcast_ring(peer);
+      if (!has_chunk(ring)) {
+        waiting_for = peer;
+        continue;
+      }
+      std::memcpy(&places[p], slot(ring, read_by_me_[ring]), sizeof places[p]);  // left unread: see reduce_blocks_directly
+      heard[p] = moved = true;
+      in_place = can_be_read(places[p]);
+    }
+    if (announced && (!in_place || std::all_of(heard.begin(), heard.end(), [](bool h) { return h; }))) break;
+    if (moved) progress.moved();
+    else progress.idle(waiting_for);
+  }
+  if (!in_place) return reduce_blocks(send, own_out, offsets, type, op, results, true);
+  std::vector<const char*> inputs(static_cast<std::size_t>(n), nullptr), outputs(static_cast<std::size_t>(n), nullptr);
+  for (int s = 1; s < n; ++s) {
+    const int peer = (rank_ + s) % n;
+    const auto p = static_cast<std::size_t>(peer);
+    inputs[p] = map_peer(peer, places[p].input, bytes, call + std::string(" input"));
+    if (results) outputs[p] = map_peer(peer, places[p].output, bytes, call + std::string(" output"));
+  }
+  reduce_blocks_directly(send, own_out, offsets, type, op, results, inputs, outputs);
+}
+
+void StagedCollectives::reduce_blocks_directly(const char* send, char* own_out, const std::vector<std::size_t>& offsets, DataType type,
+                                               ReduceOp op, char* results, const std::vector<const char*>& inputs,
+                                               const std::vector<const char*>& outputs) {
+  const int n = layout_.ranks;
+  const std::size_t element = size_of(type);
+  const std::size_t per_chunk = layout_.chunk_bytes / element, chunk = per_chunk * element;
+  auto elements_of = [&](int b) { return offsets[static_cast<std::size_t>(b) + 1] - offsets[static_cast<std::size_t>(b)]; };
+  auto chunks_in = [&](int b) { return chunks_of(elements_of(b), per_chunk); };
+  const std::size_t own_at = offsets[static_cast<std::size_t>(rank_)] * element, own_bytes = elements_of(rank_) * element;
+  const std::size_t own_chunks = chunks_in(rank_), mine = broadcast_ring(rank_);
+  // A peer's ring holds its announcement (still unread), then one count per result chunk it has
+  // written into its output. Reading its announcement, once done with its buffers, hands them back.
+  std::vector<std::uint64_t> announcement(static_cast<std::size_t>(n)), fetched(static_cast<std::size_t>(n), 0);
+  std::vector<bool> done_with(static_cast<std::size_t>(n), false);
+  done_with[static_cast<std::size_t>(rank_)] = true;
+  for (int peer = 0; peer < n; ++peer) announcement[static_cast<std::size_t>(peer)] = read_by_me_[broadcast_ring(peer)];
+  std::size_t reduced = 0;
+  Progress progress(*this, results ? "all_reduce" : "reduce_scatter");
+  for (;;) {
+    bool moved = false;
+    int waiting_for = -1;
+    // Our block's next chunk: own input op each peer's input where it lies, in rank order from ours.
+    if (reduced < own_chunks) {
+      const std::size_t at = reduced * chunk, bytes = std::min(chunk, own_bytes - at), elements = bytes / element;
+      char* target = own_out + at;
+      for (int s = 1; s < n; ++s) {
+        const char* theirs = inputs[static_cast<std::size_t>((rank_ + s) % n)] + own_at + at;
+        if (s == 1) reduce_pair(target, send + own_at + at, theirs, elements, type, op);
+        else reduce_into(target, theirs, elements, type, op);
+      }
+      if (op == ReduceOp::avg) divide_for_average(target, elements, type, n);
+      if (results) publish(mine);  // a count, no slot: the chunk lies in our output
+      ++reduced, moved = true;
+    }
+    // Other blocks' results, from their owners' outputs; then their buffers are theirs again.
+    for (int s = 1; s < n; ++s) {
+      const int owner = (rank_ + s) % n;
+      const auto o = static_cast<std::size_t>(owner);
+      if (done_with[o]) continue;
+      const std::size_t ring = broadcast_ring(owner);
+      if (results) {
+        const std::uint64_t published = std::min<std::uint64_t>(load(written(ring)) - announcement[o] - 1, chunks_in(owner));
+        for (; fetched[o] < published; ++fetched[o], moved = true) {
+          const std::size_t at = offsets[o] * element + fetched[o] * chunk;
+          std::memcpy(results + at, outputs[o] + at, std::min(chunk, elements_of(owner) * element - fetched[o] * chunk));
+        }
+        if (fetched[o] < chunks_in(owner)) {
+          waiting_for = owner;
+          continue;
+        }
+      }
+      if (reduced < own_chunks) continue;  // still reading its input
+      read_by_me_[ring] = announcement[o] + 1 + (results ? chunks_in(owner) : 0);
+      store(read_by(ring, rank_), read_by_me_[ring]);
+      done_with[o] = moved = true;
+    }
+    // Done once every peer is done with our buffers (the caller may reuse them when we return).
+    if (std::all_of(done_with.begin(), done_with.end(), [](bool d) { return d; })) {
+      const int reading = reader_behind(mine, 1);
+      if (reading < 0) return;
+      waiting_for = reading;
     }
     if (moved) progress.moved();
     else progress.idle(waiting_for);
@@ -346,7 +489,7 @@ void StagedCollectives::all_reduce(const void* send, void* recv, std::size_t cou
   const auto offsets = block_offsets(count, layout_.ranks);
   // In place, our input chunk of a block is staged before its result can exist (the owner waits for
   // it), so a result never overwrites input we still have to send.
-  reduce_blocks(static_cast<const char*>(send), out + offsets[static_cast<std::size_t>(rank_)] * element, offsets, type, op, out);
+  reduce(static_cast<const char*>(send), out + offsets[static_cast<std::size_t>(rank_)] * element, offsets, type, op, out);
 }
 
 void StagedCollectives::reduce_scatter(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) {
@@ -358,7 +501,7 @@ void StagedCollectives::reduce_scatter(const void* send, void* recv, std::size_t
     if (op == ReduceOp::avg) divide_for_average(recv, count, type, 1);
     return;
   }
-  reduce_blocks(static_cast<const char*>(send), static_cast<char*>(recv), offsets, type, op, nullptr);
+  reduce(static_cast<const char*>(send), static_cast<char*>(recv), offsets, type, op, nullptr);
 }
 
 }  // namespace gpudirect::comm

@@ -17,11 +17,15 @@
 // call after call, and every rank walks the same chunks in the same order, so no call needs a barrier:
 // a rank may start the next call while its peers finish this one.
 //
-// Direct reads (all_gather, where a rank's input lies in memory from Communicator::allocate,
-// shareable_memory.hpp): the rank writes where its block lies into its broadcast ring instead of
-// the block, its peers copy the block straight from its buffer and only then mark that slot read,
-// and the rank returns once every peer has: its input is the caller's again. Otherwise nobody reads
-// a rank's own buffers but the rank itself, and the caller may reuse them as soon as the call returns.
+// Direct reads (where buffers lie in memory from Communicator::allocate, shareable_memory.hpp): a
+// rank first writes where its buffers lie into its broadcast ring. all_gather: its peers copy its
+// block straight from its buffer, block by block (the others' chunks still come through the slots).
+// all_reduce and reduce_scatter, where every rank's buffers can be read so: each owner reduces its
+// block from the peers' inputs where they lie, chunk by chunk, into its output, and counts each chunk
+// in its ring without a slot; the peers copy the result from its output. A peer marks the
+// announcement read once it is done with that rank's buffers, and a rank returns once every peer
+// has: its buffers are the caller's again. Otherwise nobody reads a rank's own buffers but the rank
+// itself, and the caller may reuse them as soon as the call returns.
 #pragma once
 
 #include "bootstrap/abort_signal.hpp"
@@ -79,8 +83,8 @@ struct StagingWait {
 struct DirectReads {
   const ShareableMemory* own = nullptr;  // this rank's shareable allocations; not owned
   std::vector<pid_t> pids;               // of every rank
-  // From this block size on, every all_gather starts with where the block lies (or that it does
-  // not); smaller blocks travel through the slots.
+  // From this block size on (all_reduce: its size / ranks), every call starts with where the
+  // buffers lie (or that they do not); smaller ones travel through the slots.
   std::size_t min_block_bytes = 0;
 };
 
@@ -112,12 +116,23 @@ class StagedCollectives {
   void publish(std::size_t ring);
   void consume(std::size_t ring);
 
-  // Reduces this rank's block from every rank's chunks of it; with `results`, also publishes each
-  // reduced chunk and copies the other blocks' results into `results`.
+  // all_reduce (with `results`: where every block's result goes) and reduce_scatter: this rank
+  // reduces its block into `own_out`. Reads the peers' buffers where they lie when every rank's are
+  // shareable, else goes through the rings.
+  void reduce(const char* send, char* own_out, const std::vector<std::size_t>& offsets, DataType type, ReduceOp op, char* results);
+  // Through the rings: reduces this rank's block from every rank's chunks of it; with `results`,
+  // also publishes each reduced chunk and copies the other blocks' results into `results`.
+  // `announced`: every peer's broadcast ring starts with an announcement to pass over.
   void reduce_blocks(const char* send, char* own_out, const std::vector<std::size_t>& offsets, DataType type, ReduceOp op,
-                     char* results);
+                     char* results, bool announced);
+  // In place: reduces this rank's block from the peers' `inputs` (mapped), copies the other blocks'
+  // results from their owners' `outputs`.
+  void reduce_blocks_directly(const char* send, char* own_out, const std::vector<std::size_t>& offsets, DataType type, ReduceOp op,
+                              char* results, const std::vector<const char*>& inputs, const std::vector<const char*>& outputs);
 
   class Progress;
+  // `bytes` of `peer`'s memory at `where`; where it cannot be mapped, tells every rank and throws.
+  const char* map_peer(int peer, const SharedLocation& where, std::size_t bytes, const std::string& what);
   // Copies `peer`'s block from where the slot it published says it lies; false where it does not
   // lie in shareable memory (its chunks follow in the ring).
   bool read_block_directly(int peer, const char* slot, char* target, std::size_t bytes);
