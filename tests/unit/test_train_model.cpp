@@ -180,3 +180,32 @@ TEST_CASE("loss falls on a repeating sequence under SGD with momentum", "[train]
   CHECK(first > 5.5f);
   CHECK(last < 0.2f);
 }
+
+TEST_CASE("gradient memory from outside: allocated once, zeroed, used, released, same gradients", "[train]") {
+  const GptConfig config = preset_config("tiny");
+  const Batch batch = random_batch(config, 41);
+  std::vector<float> memory;  // stands in for the communicator's
+  std::size_t allocated = 0;
+  void* released = nullptr;
+  std::vector<float> outside;
+  {
+    auto model = make_cpu_model(config, 1,
+                                {[&](std::size_t bytes) {
+                                   ++allocated;
+                                   memory.assign(bytes / sizeof(float), 7.0f);  // garbage: the model zeroes it
+                                   return static_cast<void*>(memory.data());
+                                 },
+                                 [&](void* buffer) { released = buffer; }});
+    REQUIRE(model->gradients().data() == memory.data());
+    CHECK(model->gradients().size() * sizeof(float) == memory.size() * sizeof(float));
+    CHECK(std::all_of(memory.begin(), memory.end(), [](float g) { return g == 0.0f; }));
+    model->forward_backward(batch.inputs, batch.targets, 1.0f, {});
+    outside.assign(model->gradients().begin(), model->gradients().end());
+  }
+  CHECK(allocated == 1);
+  CHECK(released == memory.data());
+  auto own = make_cpu_model(config, 1);
+  own->zero_gradients();
+  own->forward_backward(batch.inputs, batch.targets, 1.0f, {});
+  CHECK(std::equal(outside.begin(), outside.end(), own->gradients().begin(), own->gradients().end()));
+}

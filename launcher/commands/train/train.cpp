@@ -289,7 +289,9 @@ int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_op
   } else {
     communicator = comm::make_communicator({"libfabric", session_options.timeout, "gpudirect train"}, session);
     const int threads = o.threads > 0 ? o.threads : default_threads(context);
-    model = train::make_cpu_model(config, threads);
+    // Gradients in the communicator's memory: the host's ranks reduce them reading each other's in place.
+    comm::Communicator& comm = *communicator;
+    model = train::make_cpu_model(config, threads, {[&comm](std::size_t bytes) { return comm.allocate(bytes); }, [&comm](void* buffer) { comm.release(buffer); }});
     train::initialize_parameters(config, model->parameters(), config.seed);
     trainer_owner = std::make_unique<train::Trainer>(*model, *communicator, *data, settings);
     model_description = "fp32 CPU model, " + std::to_string(threads) + " thread(s) per rank";

@@ -14,8 +14,10 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpudirect::train {
@@ -46,15 +48,24 @@ struct Stacked {
   float* at(int l) { return data.data() + static_cast<std::size_t>(l) * per_layer; }
 };
 
-void zero(std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); }
+void zero(std::span<float> v) { std::fill(v.begin(), v.end(), 0.0f); }
 
 class CpuGpt final : public Model {
  public:
-  CpuGpt(const GptConfig& config, int threads)
-      : config_((validate(config), config)), layout_(config), threads_(threads > 0 ? threads : default_cpu_threads()) {
+  CpuGpt(const GptConfig& config, int threads, GradientMemory gradient_memory)
+      : config_((validate(config), config)),
+        layout_(config),
+        threads_(threads > 0 ? threads : default_cpu_threads()),
+        gradient_memory_(std::move(gradient_memory)) {
     openblas_set_num_threads(threads_);
     params_.assign(layout_.total(), 0.0f);
-    grads_.assign(layout_.total(), 0.0f);
+    if (gradient_memory_.allocate) {
+      grads_ = {static_cast<float*>(gradient_memory_.allocate(layout_.total() * sizeof(float))), layout_.total()};
+    } else {
+      own_grads_.assign(layout_.total(), 0.0f);
+      grads_ = own_grads_;
+    }
+    zero(grads_);
     initialize_parameters(config_, params_, config_.seed);
 
     const int L = config_.layers;
@@ -92,6 +103,12 @@ class CpuGpt final : public Model {
     dfch_.assign(BT * 4 * C, 0.0f);
     dfch_gelu_.assign(BT * 4 * C, 0.0f);
   }
+
+  ~CpuGpt() override {
+    if (gradient_memory_.allocate && gradient_memory_.release) gradient_memory_.release(grads_.data());
+  }
+  CpuGpt(const CpuGpt&) = delete;
+  CpuGpt& operator=(const CpuGpt&) = delete;
 
   const GptConfig& config() const override { return config_; }
   const ParameterLayout& layout() const override { return layout_; }
@@ -215,7 +232,9 @@ class CpuGpt final : public Model {
   GptConfig config_;
   ParameterLayout layout_;
   int threads_;
-  std::vector<float> params_, grads_;
+  GradientMemory gradient_memory_;
+  std::vector<float> params_, own_grads_;
+  std::span<float> grads_;  // own_grads_, or from gradient_memory_
   std::vector<float> encoded_, lnf_, lnf_mean_, lnf_rstd_, logits_, losses_;
   Stacked ln1_, ln1_mean_, ln1_rstd_, qkv_, att_, atty_, attproj_, res2_, ln2_, ln2_mean_, ln2_rstd_, fch_, fch_gelu_,
       fcproj_, res3_;
@@ -226,8 +245,8 @@ class CpuGpt final : public Model {
 
 int default_cpu_threads() { return std::max(1, omp_get_max_threads()); }
 
-std::unique_ptr<Model> make_cpu_model(const GptConfig& config, int threads) {
-  return std::make_unique<CpuGpt>(config, threads);
+std::unique_ptr<Model> make_cpu_model(const GptConfig& config, int threads, GradientMemory gradient_memory) {
+  return std::make_unique<CpuGpt>(config, threads, std::move(gradient_memory));
 }
 
 }  // namespace gpudirect::train
