@@ -217,8 +217,8 @@ std::string run_case(Collectives& coll, const Case& c, int r, int n, ShareableMe
 
 // Runs `body(rank, transport)` on n threads; returns every rank's failures (exceptions included).
 std::vector<std::string> on_threads(int n, const std::function<std::vector<std::string>(int, std::unique_ptr<Transport>&)>& body,
-                                    bool remote_reads = false, bool pieces = false) {
-  auto transports = make_thread_transports(n, kTimeout, remote_reads, pieces);
+                                    bool remote_reads = false, bool pieces = false, const std::vector<std::string>& hosts = {}) {
+  auto transports = make_thread_transports(n, kTimeout, remote_reads, pieces, hosts);
   std::vector<std::vector<std::string>> failures(static_cast<std::size_t>(n));
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r)
@@ -288,15 +288,22 @@ TEST_CASE("every collective algorithm at 1..8 ranks, every type and op, in and o
   // staged with every buffer in shareable memory, read in place by the peers (slots of 64 bytes:
   // where a rank's buffers lie must fit one); and staged with only the even ranks' buffers
   // shareable (all_gather mixes blocks read in place and through the slots, the reductions agree to
-  // go through the rings).
-  enum class Mode { messages, direct, staged, pieces, staged_in_place, staged_mixed };
-  for (const Mode mode : {Mode::messages, Mode::direct, Mode::staged, Mode::pieces, Mode::staged_in_place, Mode::staged_mixed}) {
+  // go through the rings). And as a job across hosts, all_reduce by host at every size, with
+  // messages and with pieces: 4 ranks on 2 hosts, 6 on 3 with the hosts' ranks interleaved, 8 on 2;
+  // 2, 3, 5 and 7 ranks form no host groups (one rank a host, or uneven) and run as before.
+  enum class Mode { messages, direct, staged, pieces, staged_in_place, staged_mixed, by_host, by_host_pieces };
+  for (const Mode mode : {Mode::messages, Mode::direct, Mode::staged, Mode::pieces, Mode::staged_in_place, Mode::staged_mixed, Mode::by_host,
+                          Mode::by_host_pieces}) {
     CollectiveTuning tuning;
     tuning.chunk_bytes = 4096;  // the ring's steps in several chunks, the last one partial
     if (mode == Mode::direct)
       tuning = {.direct_all_reduce_bytes = 0, .direct_all_gather_bytes = 0, .direct_reduce_scatter_bytes = 0, .chunk_bytes = 24};
-    if (mode == Mode::pieces) tuning.piece_bytes = 24;
+    if (mode == Mode::pieces || mode == Mode::by_host_pieces) tuning.piece_bytes = 24;
+    const bool by_host = mode == Mode::by_host || mode == Mode::by_host_pieces;
+    if (by_host) tuning.by_host_bytes = 0;
     for (int n = 1; n <= 8; ++n) {
+      std::vector<std::string> hosts;
+      for (int r = 0; by_host && r < n; ++r) hosts.push_back("host" + std::to_string(n % 3 == 0 ? r % 3 : r / (n >= 8 ? 4 : 2)));
       const auto cases = cases_for(n);
       const bool staged_mode = mode == Mode::staged || mode == Mode::staged_in_place || mode == Mode::staged_mixed;
       const StagingLayout layout{.ranks = n, .chunk_bytes = mode == Mode::staged ? 24u : 64u, .slots = 2};
@@ -322,8 +329,8 @@ TEST_CASE("every collective algorithm at 1..8 ranks, every type and op, in and o
             coll.barrier();
             return wrong;
           },
-          mode == Mode::direct, mode == Mode::pieces);
-      INFO((mode == Mode::messages ? "messages, " : mode == Mode::direct ? "direct reads, " : mode == Mode::staged ? "staged, " : mode == Mode::pieces ? "pieces, " : mode == Mode::staged_in_place ? "staged, read in place, " : "staged, even ranks' read in place, ")
+          mode == Mode::direct, mode == Mode::pieces || mode == Mode::by_host_pieces, hosts);
+      INFO((mode == Mode::messages ? "messages, " : mode == Mode::direct ? "direct reads, " : mode == Mode::staged ? "staged, " : mode == Mode::pieces ? "pieces, " : mode == Mode::staged_in_place ? "staged, read in place, " : mode == Mode::staged_mixed ? "staged, even ranks' read in place, " : mode == Mode::by_host ? "by host, " : "by host in pieces, ")
            << n << " ranks, " << cases.size() << " cases");
       CHECK(failures.empty());
       for (const auto& f : failures) FAIL_CHECK(f);
@@ -443,6 +450,61 @@ TEST_CASE("ring all_reduce whose blocks straddle a chunk boundary unevenly (a ra
       CHECK(failures.empty());
       for (const auto& f : failures) FAIL_CHECK(f);
     }
+}
+
+namespace {
+// Passes everything to a thread transport and counts the bytes this rank sends to ranks on
+// other hosts: what would cross the network.
+class CountingTransport final : public Transport {
+ public:
+  explicit CountingTransport(Transport& inner) : inner_(inner), hosts_(inner.hosts()) {}
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  std::vector<std::string> hosts() const override { return hosts_; }
+  void exchange(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes, std::uint32_t tag) override {
+    count(to, send_bytes);
+    inner_.exchange(to, send, send_bytes, from, recv, recv_bytes, tag);
+  }
+  std::size_t across_hosts = 0;
+
+ private:
+  void count(int to, std::size_t bytes) {
+    if (to >= 0 && hosts_[static_cast<std::size_t>(to)] != hosts_[static_cast<std::size_t>(rank())]) across_hosts += bytes;
+  }
+  Transport& inner_;
+  std::vector<std::string> hosts_;
+};
+}  // namespace
+
+TEST_CASE("all_reduce by host: each byte crosses between hosts once a direction, not with every ring step", "[collectives][in-process]") {
+  // 2 hosts x 2 ranks, 1 MiB of floats. By host: each rank all_reduces its 512 KiB block with its
+  // peer on the other host (a 2-rank ring: 256 KiB out in each of its two steps), so 2 MiB cross
+  // in all. One ring 0-1-2-3: ranks 1 and 3 send 3 steps x 256 KiB twice (reduce-scatter, then
+  // all-gather) over the host boundary, 3 MiB.
+  const std::vector<std::string> hosts = {"a", "a", "b", "b"};
+  const std::size_t count = 1 << 18;
+  for (const bool by_host : {true, false}) {
+    CollectiveTuning tuning;
+    if (!by_host) tuning.by_host_bytes = CollectiveTuning::kNever;
+    std::vector<std::size_t> crossed(4);
+    const auto failures = on_threads(
+        4,
+        [&](int r, std::unique_ptr<Transport>& transport) {
+          CountingTransport counting(*transport);
+          Collectives coll(counting, tuning);
+          std::vector<float> values(count, static_cast<float>(r + 1));
+          coll.all_reduce(values.data(), values.data(), count, DataType::float32, ReduceOp::avg);
+          crossed[static_cast<std::size_t>(r)] = counting.across_hosts;
+          std::vector<std::string> wrong;
+          if (std::any_of(values.begin(), values.end(), [](float v) { return v != 2.5f; })) wrong.push_back("rank " + std::to_string(r) + ": not 2.5");
+          return wrong;
+        },
+        false, false, hosts);
+    INFO((by_host ? "by host" : "one ring"));
+    CHECK(failures.empty());
+    const std::size_t total = crossed[0] + crossed[1] + crossed[2] + crossed[3];
+    CHECK(total == (by_host ? std::size_t(2) << 20 : std::size_t(3) << 20));
+  }
 }
 
 namespace {

@@ -1,17 +1,43 @@
 #include "comm/collectives.hpp"
 
 #include "comm/block_offsets.hpp"
+#include "comm/group_transport.hpp"
+#include "comm/host_groups.hpp"
 #include "comm/reduce_kernels.hpp"
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 namespace gpudirect::comm {
 namespace {
 
 int mod(int a, int n) { return ((a % n) + n) % n; }
 
+// Tag channels (Collectives::tag): the job's own collectives, and those of its host groups.
+constexpr std::uint32_t kLocalChannel = 1, kAcrossChannel = 2;
+
 }  // namespace
+
+struct Collectives::ByHost {
+  ByHost(Transport& world, const HostGroups& groups, const CollectiveTuning& tuning)
+      : local_transport(world, groups.local),
+        across_transport(world, groups.across),
+        local(local_transport, tuning, nullptr, kLocalChannel),
+        across(across_transport, tuning, nullptr, kAcrossChannel) {}
+  GroupTransport local_transport, across_transport;
+  Collectives local, across;
+};
+
+Collectives::Collectives(Transport& transport, CollectiveTuning tuning, StagedCollectives* staged, std::uint32_t channel)
+    : t_(transport), tuning_(tuning), staged_(staged), channel_(channel) {
+  if (channel > 3) throw std::invalid_argument("collectives: tag channel " + std::to_string(channel) + " is not 0-3");
+  if (tuning_.by_host_bytes != CollectiveTuning::kNever && !staged_)
+    if (const auto groups = host_groups(t_.hosts(), t_.rank())) by_host_ = std::make_unique<ByHost>(t_, *groups, tuning_);
+}
+
+Collectives::~Collectives() = default;
 
 char* Collectives::scratch(std::size_t bytes, int which) {
   auto& buffer = scratch_[which];
@@ -209,11 +235,37 @@ void Collectives::direct_reduce_scatter(const void* send, void* recv, std::size_
   direct_barrier(step);
 }
 
+// The host's ranks reduce-scatter the buffer among themselves; each then all_reduces its block
+// with the ranks at its place on the other hosts (all those groups at once, each over its own
+// connections); the host's ranks all-gather the results. An average sums throughout and divides
+// each block by the job's size once, before it is shared.
+void Collectives::all_reduce_by_host(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) {
+  Collectives& local = by_host_->local;
+  const std::size_t element = size_of(type);
+  const ReduceOp partial = op == ReduceOp::avg ? ReduceOp::sum : op;
+  char* data = static_cast<char*>(recv);
+  const auto offsets = block_offsets(count, local.t_.size());
+  std::uint32_t step = 0;
+  local.ring_reduce_scatter(static_cast<const char*>(send), data, type, partial, offsets, step);
+  const auto mine = static_cast<std::size_t>(local.t_.rank());
+  char* block = data + offsets[mine] * element;
+  const std::size_t elements = offsets[mine + 1] - offsets[mine];
+  by_host_->across.all_reduce(block, block, elements, type, partial);
+  if (op == ReduceOp::avg) divide_for_average(block, elements, type, t_.size());
+  local.ring_all_gather(data, element, offsets, step);
+  local.next();
+}
+
 void Collectives::all_reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) {
   const int n = t_.size();
   const std::size_t bytes = count * size_of(type);
   if (staged(bytes)) {
     staged_->all_reduce(send, recv, count, type, op);
+    next();
+    return;
+  }
+  if (by_host_ && bytes >= tuning_.by_host_bytes && count >= static_cast<std::size_t>(n)) {
+    all_reduce_by_host(send, recv, count, type, op);
     next();
     return;
   }

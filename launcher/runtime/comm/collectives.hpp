@@ -12,7 +12,9 @@
 // Where all ranks share a host and a StagedCollectives is given, those three go through it instead
 // (staged_collectives.hpp), from Tuning's staged_min_bytes up. Over a network
 // (Transport::overlaps_transfers) a ring reduce-scatter step sends all its pieces at once and
-// reduces each as it lands, instead of one round trip per piece.
+// reduces each as it lands, instead of one round trip per piece. In a job across hosts whose hosts
+// run the same number of ranks (two or more), an all_reduce above kSmallAllReduceBytes runs by
+// host: every byte crosses the network 2(H-1)/H times for H hosts, not with every rank's ring step.
 #pragma once
 
 #include "comm/communicator.hpp"
@@ -20,6 +22,7 @@
 #include "comm/transport.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace gpudirect::comm {
@@ -36,13 +39,21 @@ struct CollectiveTuning {
   std::size_t chunk_bytes = 256 * 1024;               // moved, then reduced while in cache (best of 256K, 1M, whole)
   std::size_t staged_min_bytes = 0;                   // buffer size from which staging (where there is) takes over
   std::size_t piece_bytes = 1 << 20;                  // over a network: a ring step's messages (best of 256K, 1M, 4M on tcp)
+  std::size_t by_host_bytes = kSmallAllReduceBytes + 1;  // a job across hosts in host groups: all_reduce from this size runs by
+                                                         // host (host_groups.hpp); kNever: one ring over all ranks
+  static constexpr std::size_t kNever = ~std::size_t(0);
 };
 
 class Collectives {
  public:
-  // `staged` (may be null; not owned): the same ranks' shared-memory collectives.
-  explicit Collectives(Transport& transport, CollectiveTuning tuning = {}, StagedCollectives* staged = nullptr)
-      : t_(transport), tuning_(tuning), staged_(staged) {}
+  // `staged` (may be null; not owned): the same ranks' shared-memory collectives. `channel` (0-3):
+  // part of every tag, so Collectives over groups of the same ranks (GroupTransport) never take
+  // each other's messages. Where the transport knows its ranks' hosts and they form host groups,
+  // all_reduces from tuning.by_host_bytes up run by host (host_groups.hpp).
+  explicit Collectives(Transport& transport, CollectiveTuning tuning = {}, StagedCollectives* staged = nullptr, std::uint32_t channel = 0);
+  ~Collectives();
+  Collectives(const Collectives&) = delete;
+  Collectives& operator=(const Collectives&) = delete;
 
   void all_reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
   void all_gather(const void* send, void* recv, std::size_t count, DataType type);
@@ -54,8 +65,8 @@ class Collectives {
   void barrier();
 
  private:
-  std::uint32_t tag(std::uint32_t step) const { return (sequence_ << 12) | (step & 0xfff); }
-  void next() { sequence_ = (sequence_ + 1) & 0xfffff; }
+  std::uint32_t tag(std::uint32_t step) const { return (channel_ << 30) | (sequence_ << 12) | (step & 0xfff); }
+  void next() { sequence_ = (sequence_ + 1) & 0x3ffff; }
   char* scratch(std::size_t bytes, int which = 0);
   void ring_reduce_scatter(const char* input, char* data, DataType type, ReduceOp op, const std::vector<std::size_t>& offsets,
                            std::uint32_t& step);
@@ -69,11 +80,17 @@ class Collectives {
   void direct_all_reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
   void direct_all_gather(const void* send, void* recv, std::size_t count, DataType type);
   void direct_reduce_scatter(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
+  // By host: a ring reduce-scatter among the host's ranks, an all_reduce of this rank's block with
+  // the same block on the other hosts, a ring all-gather among the host's ranks.
+  struct ByHost;
+  void all_reduce_by_host(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
   bool staged(std::size_t bytes) const { return staged_ && t_.size() > 1 && bytes >= tuning_.staged_min_bytes; }
 
   Transport& t_;
   CollectiveTuning tuning_;
   StagedCollectives* staged_;
+  std::uint32_t channel_;
+  std::unique_ptr<ByHost> by_host_;  // null: not a job across hosts in host groups
   std::uint32_t sequence_ = 0;
   std::vector<char> scratch_[2];
 };

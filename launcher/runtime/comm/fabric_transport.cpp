@@ -252,6 +252,7 @@ class FabricTransport final : public Transport {
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  std::vector<std::string> hosts() const override { return hosts_; }
 
   bool can_read_remote() const override { return remote_reads_; }
   bool overlaps_transfers() const override { return overlaps_; }

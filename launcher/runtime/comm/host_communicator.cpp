@@ -175,6 +175,9 @@ class HostCommunicator final : public Communicator {
       tuning.piece_bytes = parse_integer<std::size_t>(piece, "GPUDIRECT_COMM_PIECE_BYTES", 64, std::size_t(1) << 40);
     if (const char* chunk = std::getenv("GPUDIRECT_COMM_CHUNK_BYTES"))
       tuning.chunk_bytes = parse_integer<std::size_t>(chunk, "GPUDIRECT_COMM_CHUNK_BYTES", 64, std::size_t(1) << 40);
+    // GPUDIRECT_COMM_BY_HOST=0: one ring over all ranks of a job across hosts (to compare).
+    if (const char* by_host = std::getenv("GPUDIRECT_COMM_BY_HOST"); by_host && parse_integer<int>(by_host, "GPUDIRECT_COMM_BY_HOST", 0, 1) == 0)
+      tuning.by_host_bytes = CollectiveTuning::kNever;
     return tuning;
   }
 

@@ -29,11 +29,13 @@ struct Mailboxes {
 
 class ThreadTransport final : public Transport {
  public:
-  ThreadTransport(std::shared_ptr<Mailboxes> shared, int rank, std::chrono::milliseconds timeout, bool remote_reads, bool pieces)
-      : shared_(std::move(shared)), rank_(rank), timeout_(timeout), remote_reads_(remote_reads), pieces_(pieces) {}
+  ThreadTransport(std::shared_ptr<Mailboxes> shared, int rank, std::chrono::milliseconds timeout, bool remote_reads, bool pieces,
+                  std::vector<std::string> hosts)
+      : shared_(std::move(shared)), rank_(rank), timeout_(timeout), remote_reads_(remote_reads), pieces_(pieces), hosts_(std::move(hosts)) {}
 
   int rank() const override { return rank_; }
   int size() const override { return static_cast<int>(shared_->boxes.size()); }
+  std::vector<std::string> hosts() const override { return hosts_; }
 
   void exchange(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes,
                 std::uint32_t tag) override {
@@ -108,15 +110,20 @@ class ThreadTransport final : public Transport {
   std::chrono::milliseconds timeout_;
   bool remote_reads_;
   bool pieces_;
+  std::vector<std::string> hosts_;
 };
 
 }  // namespace
 
-std::vector<std::unique_ptr<Transport>> make_thread_transports(int size, std::chrono::milliseconds timeout, bool remote_reads, bool pieces) {
+std::vector<std::unique_ptr<Transport>> make_thread_transports(int size, std::chrono::milliseconds timeout, bool remote_reads, bool pieces,
+                                                               const std::vector<std::string>& hosts) {
   if (size < 1) throw std::invalid_argument("thread transport: size " + std::to_string(size) + " must be at least 1");
+  if (!hosts.empty() && hosts.size() != static_cast<std::size_t>(size))
+    throw std::invalid_argument("thread transport: " + std::to_string(hosts.size()) + " hosts for " + std::to_string(size) + " ranks");
   auto shared = std::make_shared<Mailboxes>(size);
   std::vector<std::unique_ptr<Transport>> transports;
-  for (int rank = 0; rank < size; ++rank) transports.push_back(std::make_unique<ThreadTransport>(shared, rank, timeout, remote_reads, pieces));
+  for (int rank = 0; rank < size; ++rank)
+    transports.push_back(std::make_unique<ThreadTransport>(shared, rank, timeout, remote_reads, pieces, hosts));
   return transports;
 }
 

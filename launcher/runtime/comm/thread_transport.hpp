@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace gpudirect::comm {
@@ -16,8 +17,9 @@ namespace gpudirect::comm {
 // throws CommError naming the rank, the peer and the tag. The transports may be destroyed in any
 // order. With `remote_reads`, peers' buffers are also read directly (one address space), so the
 // direct-read algorithms run in tests as they do over libfabric's shm provider. With `pieces`,
-// exchanges also run in pieces (overlaps_transfers), as over a network.
+// exchanges also run in pieces (overlaps_transfers), as over a network. `hosts` (empty, or one
+// per rank): the hosts the transports report, as if the ranks ran there.
 std::vector<std::unique_ptr<Transport>> make_thread_transports(int size, std::chrono::milliseconds timeout, bool remote_reads = false,
-                                                               bool pieces = false);
+                                                               bool pieces = false, const std::vector<std::string>& hosts = {});
 
 }  // namespace gpudirect::comm

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace gpudirect::comm {
 
@@ -21,6 +23,9 @@ class Transport {
   virtual ~Transport() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // The host of every rank, where the transport knows (a job across hosts then runs its
+  // all_reduce by host: host_groups.hpp); empty where it does not.
+  virtual std::vector<std::string> hosts() const { return {}; }
   // Sends `send_bytes` to rank `to` and receives `recv_bytes` from rank `from`, both with `tag`
   // (the collective's sequence number and step), and returns when both are complete. A peer of -1
   // or 0 bytes skips that side. Throws CommError when a peer does not answer within the timeout.

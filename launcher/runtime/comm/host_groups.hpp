@@ -1,0 +1,25 @@
+// How the ranks of a job across hosts split for collectives by host: the ranks of this rank's host
+// (`local`), and one rank of every host, the one at this rank's place among its host's ranks
+// (`across`). A by-host all_reduce reduces within each host first, then across hosts in `across`
+// groups (each group a share of the buffer), then shares the result within the host: every byte
+// crosses the network 2(H-1)/H times for H hosts, where one ring over all ranks moves 2(n-1)/n per
+// rank and crosses every host boundary with it (2 hosts x 2 ranks: 1.5x the bytes on the link).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpudirect::comm {
+
+struct HostGroups {
+  std::vector<int> local;   // ranks on this host, ascending (this rank's place: its index here)
+  std::vector<int> across;  // one per host, hosts in the order of their lowest rank
+};
+
+// `hosts[r]`: the host of rank r. None where there is one host, or where a host runs one rank (no
+// gain), or where hosts run different numbers of ranks (the across groups would not line up), or
+// where the list is empty (the transport does not know) or does not name `rank`.
+std::optional<HostGroups> host_groups(const std::vector<std::string>& hosts, int rank);
+
+}  // namespace gpudirect::comm
