@@ -476,13 +476,15 @@ class CountingTransport final : public Transport {
 };
 }  // namespace
 
-TEST_CASE("all_reduce by host: each byte crosses between hosts once a direction, not with every ring step", "[collectives][in-process]") {
-  // 2 hosts x 2 ranks, 1 MiB of floats. By host: each rank all_reduces its 512 KiB block with its
-  // peer on the other host (a 2-rank ring: 256 KiB out in each of its two steps), so 2 MiB cross
-  // in all. One ring 0-1-2-3: ranks 1 and 3 send 3 steps x 256 KiB twice (reduce-scatter, then
-  // all-gather) over the host boundary, 3 MiB.
+TEST_CASE("by host, each byte crosses between hosts once a direction, not with every ring step", "[collectives][in-process]") {
+  // 2 hosts x 2 ranks, 1 MiB of floats. all_reduce by host: each rank all_reduces its 512 KiB block
+  // with its peer on the other host (a 2-rank ring: 256 KiB out in each of its two steps), 2 MiB in
+  // all; one ring 0-1-2-3: ranks 1 and 3 send 3 steps x 256 KiB twice over the host boundary, 3 MiB.
+  // all_gather and reduce_scatter (256 KiB blocks) by host: each rank sends one block to its peer
+  // on the other host, 1 MiB; one ring: ranks 1 and 3 send 3 blocks each, 1.5 MiB.
   const std::vector<std::string> hosts = {"a", "a", "b", "b"};
-  const std::size_t count = 1 << 18;
+  const std::size_t total = 1 << 18, block = total / 4;
+  const Kind kind = GENERATE(Kind::all_reduce, Kind::all_gather, Kind::reduce_scatter);
   for (const bool by_host : {true, false}) {
     CollectiveTuning tuning;
     if (!by_host) tuning.by_host_bytes = CollectiveTuning::kNever;
@@ -492,18 +494,32 @@ TEST_CASE("all_reduce by host: each byte crosses between hosts once a direction,
         [&](int r, std::unique_ptr<Transport>& transport) {
           CountingTransport counting(*transport);
           Collectives coll(counting, tuning);
-          std::vector<float> values(count, static_cast<float>(r + 1));
-          coll.all_reduce(values.data(), values.data(), count, DataType::float32, ReduceOp::avg);
-          crossed[static_cast<std::size_t>(r)] = counting.across_hosts;
+          std::vector<float> in(total), out(total);
+          for (std::size_t i = 0; i < total; ++i) in[i] = static_cast<float>(r + 1) + static_cast<float>(i % 5);
           std::vector<std::string> wrong;
-          if (std::any_of(values.begin(), values.end(), [](float v) { return v != 2.5f; })) wrong.push_back("rank " + std::to_string(r) + ": not 2.5");
+          auto expect = [&](std::size_t i, float want, float got) {
+            if (got != want && wrong.empty()) wrong.push_back("rank " + std::to_string(r) + " element " + std::to_string(i) + ": " + std::to_string(got));
+          };
+          if (kind == Kind::all_reduce) {
+            coll.all_reduce(in.data(), out.data(), total, DataType::float32, ReduceOp::avg);
+            for (std::size_t i = 0; i < total; ++i) expect(i, 2.5f + static_cast<float>(i % 5), out[i]);
+          } else if (kind == Kind::all_gather) {
+            coll.all_gather(in.data(), out.data(), block, DataType::float32);
+            for (std::size_t i = 0; i < total; ++i) expect(i, static_cast<float>(i / block + 1) + static_cast<float>(i % block % 5), out[i]);
+          } else {
+            coll.reduce_scatter(in.data(), out.data(), block, DataType::float32, ReduceOp::sum);
+            for (std::size_t i = 0; i < block; ++i) expect(i, 10.0f + 4.0f * static_cast<float>((static_cast<std::size_t>(r) * block + i) % 5), out[i]);
+          }
+          crossed[static_cast<std::size_t>(r)] = counting.across_hosts;
           return wrong;
         },
         false, false, hosts);
-    INFO((by_host ? "by host" : "one ring"));
+    INFO(kind_name(kind) << (by_host ? " by host" : " in one ring"));
     CHECK(failures.empty());
-    const std::size_t total = crossed[0] + crossed[1] + crossed[2] + crossed[3];
-    CHECK(total == (by_host ? std::size_t(2) << 20 : std::size_t(3) << 20));
+    for (const auto& f : failures) FAIL_CHECK(f);
+    const std::size_t sum = crossed[0] + crossed[1] + crossed[2] + crossed[3];
+    const std::size_t mib = std::size_t(1) << 20;
+    CHECK(sum == (kind == Kind::all_reduce ? (by_host ? 2 * mib : 3 * mib) : (by_host ? mib : 3 * mib / 2)));
   }
 }
 

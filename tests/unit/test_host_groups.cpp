@@ -17,6 +17,7 @@ TEST_CASE("host groups: the host's ranks, and the ranks at the same place on eve
     const std::vector<std::string> hosts = {"a", "a", "b", "b", "c", "c"};
     const auto g = host_groups(hosts, 3);
     REQUIRE(g);
+    CHECK(g->ranks == std::vector<std::vector<int>>{{0, 1}, {2, 3}, {4, 5}});
     CHECK(g->local == std::vector<int>{2, 3});
     CHECK(g->across == std::vector<int>{1, 3, 5});
     CHECK(host_groups(hosts, 4)->across == std::vector<int>{0, 2, 4});
@@ -25,6 +26,7 @@ TEST_CASE("host groups: the host's ranks, and the ranks at the same place on eve
     const std::vector<std::string> hosts = {"b", "a", "b", "a"};
     const auto g = host_groups(hosts, 1);
     REQUIRE(g);
+    CHECK(g->ranks == std::vector<std::vector<int>>{{0, 2}, {1, 3}});
     CHECK(g->local == std::vector<int>{1, 3});
     CHECK(g->across == std::vector<int>{0, 1});  // host b first: its lowest rank is 0
     CHECK(host_groups(hosts, 2)->across == std::vector<int>{2, 3});

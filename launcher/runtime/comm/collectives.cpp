@@ -22,10 +22,12 @@ constexpr std::uint32_t kLocalChannel = 1, kAcrossChannel = 2;
 
 struct Collectives::ByHost {
   ByHost(Transport& world, const HostGroups& groups, const CollectiveTuning& tuning)
-      : local_transport(world, groups.local),
+      : ranks(groups.ranks),
+        local_transport(world, groups.local),
         across_transport(world, groups.across),
         local(local_transport, tuning, nullptr, kLocalChannel),
         across(across_transport, tuning, nullptr, kAcrossChannel) {}
+  std::vector<std::vector<int>> ranks;  // [host][place]
   GroupTransport local_transport, across_transport;
   Collectives local, across;
 };
@@ -256,6 +258,37 @@ void Collectives::all_reduce_by_host(const void* send, void* recv, std::size_t c
   local.next();
 }
 
+// The ranks at this place on every host gather their blocks (one per host, in host order); the
+// host's ranks then gather those columns ([place][host]), and each block goes to its rank's place.
+void Collectives::all_gather_by_host(const void* send, void* recv, std::size_t count, DataType type) {
+  const auto& ranks = by_host_->ranks;
+  const std::size_t hosts = ranks.size(), places = ranks[0].size(), block = count * size_of(type);
+  char* column = scratch(hosts * block, 0);
+  by_host_->across.all_gather(send, column, count, type);
+  char* columns = scratch(places * hosts * block, 1);
+  by_host_->local.all_gather(column, columns, hosts * count, type);
+  for (std::size_t p = 0; p < places; ++p)
+    for (std::size_t h = 0; h < hosts; ++h)
+      std::memcpy(static_cast<char*>(recv) + static_cast<std::size_t>(ranks[h][p]) * block, columns + (p * hosts + h) * block, block);
+}
+
+// The blocks regrouped by place ([place][host]); the host's ranks reduce-scatter them, so each holds
+// its place's column summed over the host; the ranks at this place on every host reduce-scatter the
+// column, so each holds its own block summed over all.
+void Collectives::reduce_scatter_by_host(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) {
+  const auto& ranks = by_host_->ranks;
+  const std::size_t hosts = ranks.size(), places = ranks[0].size(), block = count * size_of(type);
+  const ReduceOp partial = op == ReduceOp::avg ? ReduceOp::sum : op;
+  char* columns = scratch(places * hosts * block, 0);
+  for (std::size_t p = 0; p < places; ++p)
+    for (std::size_t h = 0; h < hosts; ++h)
+      std::memcpy(columns + (p * hosts + h) * block, static_cast<const char*>(send) + static_cast<std::size_t>(ranks[h][p]) * block, block);
+  char* column = scratch(hosts * block, 1);
+  by_host_->local.reduce_scatter(columns, column, hosts * count, type, partial);
+  by_host_->across.reduce_scatter(column, recv, count, type, partial);
+  if (op == ReduceOp::avg) divide_for_average(recv, count, type, t_.size());
+}
+
 void Collectives::all_reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) {
   const int n = t_.size();
   const std::size_t bytes = count * size_of(type);
@@ -264,7 +297,7 @@ void Collectives::all_reduce(const void* send, void* recv, std::size_t count, Da
     next();
     return;
   }
-  if (by_host_ && bytes >= tuning_.by_host_bytes && count >= static_cast<std::size_t>(n)) {
+  if (by_host(bytes, count)) {
     all_reduce_by_host(send, recv, count, type, op);
     next();
     return;
@@ -299,6 +332,11 @@ void Collectives::all_gather(const void* send, void* recv, std::size_t count, Da
     next();
     return;
   }
+  if (by_host(count * element * static_cast<std::size_t>(n), count * static_cast<std::size_t>(n))) {
+    all_gather_by_host(send, recv, count, type);
+    next();
+    return;
+  }
   if (n > 1 && count > 0 && t_.can_read_remote() && count * element * static_cast<std::size_t>(n) >= tuning_.direct_all_gather_bytes) {
     direct_all_gather(send, recv, count, type);
     next();
@@ -322,6 +360,11 @@ void Collectives::reduce_scatter(const void* send, void* recv, std::size_t count
   const std::size_t total = count * static_cast<std::size_t>(n) * element;
   if (staged(total)) {
     staged_->reduce_scatter(send, recv, count, type, op);
+    next();
+    return;
+  }
+  if (by_host(total, count * static_cast<std::size_t>(n))) {
+    reduce_scatter_by_host(send, recv, count, type, op);
     next();
     return;
   }

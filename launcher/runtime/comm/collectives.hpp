@@ -13,8 +13,10 @@
 // (staged_collectives.hpp), from Tuning's staged_min_bytes up. Over a network
 // (Transport::overlaps_transfers) a ring reduce-scatter step sends all its pieces at once and
 // reduces each as it lands, instead of one round trip per piece. In a job across hosts whose hosts
-// run the same number of ranks (two or more), an all_reduce above kSmallAllReduceBytes runs by
-// host: every byte crosses the network 2(H-1)/H times for H hosts, not with every rank's ring step.
+// run the same number of ranks (two or more), all_reduce, all_gather and reduce_scatter above
+// kSmallAllReduceBytes run by host: within the host, across hosts among the ranks at the same place
+// on each, within the host again; every byte crosses between hosts once in each direction it must,
+// not with every step of a ring over all ranks.
 #pragma once
 
 #include "comm/communicator.hpp"
@@ -80,10 +82,14 @@ class Collectives {
   void direct_all_reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
   void direct_all_gather(const void* send, void* recv, std::size_t count, DataType type);
   void direct_reduce_scatter(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
-  // By host: a ring reduce-scatter among the host's ranks, an all_reduce of this rank's block with
-  // the same block on the other hosts, a ring all-gather among the host's ranks.
+  // By host (host_groups.hpp): every byte crosses between hosts once in each direction it must.
   struct ByHost;
   void all_reduce_by_host(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
+  void all_gather_by_host(const void* send, void* recv, std::size_t count, DataType type);
+  void reduce_scatter_by_host(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op);
+  bool by_host(std::size_t bytes, std::size_t count) const {
+    return by_host_ && bytes >= tuning_.by_host_bytes && count >= static_cast<std::size_t>(t_.size());
+  }
   bool staged(std::size_t bytes) const { return staged_ && t_.size() > 1 && bytes >= tuning_.staged_min_bytes; }
 
   Transport& t_;

@@ -24,6 +24,7 @@ std::optional<HostGroups> host_groups(const std::vector<std::string>& hosts, int
       std::any_of(ranks_of.begin(), ranks_of.end(), [&](const std::vector<int>& ranks) { return ranks.size() != per_host; }))
     return std::nullopt;
   HostGroups groups;
+  groups.ranks = ranks_of;
   const auto host = static_cast<std::size_t>(std::find(names.begin(), names.end(), hosts[static_cast<std::size_t>(rank)]) - names.begin());
   groups.local = ranks_of[host];
   const auto place = static_cast<std::size_t>(std::find(groups.local.begin(), groups.local.end(), rank) - groups.local.begin());

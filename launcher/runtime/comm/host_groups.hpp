@@ -13,8 +13,9 @@
 namespace gpudirect::comm {
 
 struct HostGroups {
-  std::vector<int> local;   // ranks on this host, ascending (this rank's place: its index here)
-  std::vector<int> across;  // one per host, hosts in the order of their lowest rank
+  std::vector<std::vector<int>> ranks;  // ranks[h][p]: the rank at place p on host h (hosts in the order of their lowest rank)
+  std::vector<int> local;               // this rank's host's ranks, ascending (this rank's place: its index here)
+  std::vector<int> across;              // the rank at this rank's place on every host
 };
 
 // `hosts[r]`: the host of rank r. None where there is one host, or where a host runs one rank (no
