@@ -19,15 +19,20 @@
 #                      one rank in each over libfabric's default across hosts (net where libfabric has it,
 #                      else tcp;ofi_rxm; FI_PROVIDER set by you wins), 1 MiB..64 MiB, against iperf3's
 #                      single stream on the same link and Open MPI's tcp BTL (--across-nodes-only: just that)
+#     --by-host        --across-nodes and also 2 ranks in each namespace: all_reduce, all_gather and
+#                      reduce_scatter by host (the default in jobs across hosts) against one ring over all
+#                      4 ranks (GPUDIRECT_COMM_BY_HOST=0); no Open MPI column: it did not run with 2 ranks
+#                      in each namespace of one machine (vader crashed, the tcp BTL alone hung)
 #   needs openmpi-bin libopenmpi-dev libgloo-dev (and iperf3 for --across-nodes)
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
-quick=0 across=0 within=1 build="" rt=()
+quick=0 across=0 within=1 by_host=0 build="" rt=()
 for arg in "$@"; do
   case $arg in
     --quick) quick=1 ;;
     --across-nodes) across=1 ;;
     --across-nodes-only) across=1 within=0 ;;
+    --by-host) by_host=1 across=1 ;;
     --rt) rt=(chrt -r 1) ;;
     -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "compare_cpu_collectives.sh: unknown option $arg (see --help)" >&2; exit 2 ;;
@@ -222,4 +227,36 @@ for collective in all_reduce all_gather; do
       f = (c == "all_reduce") ? 1 : 0.5;
       bw = $1 / $2 / 1000 * f; mbw = ($4 == "nan") ? 0 : $1 / $4 / 1000 * f
       printf "  %10d %8.2f %8.2f %12.2f %11s\n", $1, bw, mbw, bw / iperf, (mbw > 0 ? sprintf("%.2f", bw / mbw) : "n/a") }'
+done
+
+[ "$by_host" = 1 ] || exit 0
+# 2 ranks in each namespace (ranks 0, 1 in A): ours by host (argument 1) or in one ring (0).
+ours_two_per_host() {  # collective by_host -> "bytes us"
+  local port=$((15300 + RANDOM % 500)) pids=() r
+  for r in 3 2 1 0; do
+    local ns=$ns_b host=node-b nic=gdcmp1
+    [ "$r" -lt 2 ] && ns=$ns_a host=node-a nic=gdcmp0
+    local run=(ip netns exec "$ns" "${rt[@]}" env GPUDIRECT_COMM_BY_HOST="$2" RANK=$r WORLD_SIZE=4 LOCAL_RANK=$((r % 2)) LOCAL_WORLD_SIZE=2
+      MASTER_ADDR=$addr_a MASTER_PORT=$port FI_TCP_IFACE=$nic
+      unshare --uts sh -c "hostname $host; exec \"$launch\" bench $1 -b $MIN -e $MAX -f 4 -n $ITERS -w 3 -c 0 -a 0 --backend libfabric")
+    if [ "$r" = 0 ]; then
+      "${run[@]}" 2>&1 | awk '/^ +[0-9]+ +[0-9]+ / {print $1, $6} /^\[0\] +[0-9]+ +[0-9]+ / {print $2, $7}'
+    else
+      "${run[@]}" >/dev/null 2>&1 &
+      pids+=($!)
+    fi
+  done
+  wait "${pids[@]}"
+}
+ours_by_host() { ours_two_per_host "$1" 1; }
+ours_one_ring() { ours_two_per_host "$1" 0; }
+echo
+echo "# 2 ranks in each namespace (4 ranks on this machine's cores): by host against one ring over all ranks"
+for collective in all_reduce all_gather reduce_scatter; do
+  measure "$collective" 4 ours_by_host ours_one_ring
+  echo "# $collective, 2 x 2 ranks across the link: busbw GB/s (median of $REPS), ratio by_host/one_ring"
+  printf '# %10s %8s %8s %15s\n' bytes by_host one_ring by_host/one_ring
+  join <(sort -k1,1 "$work/ours_by_host.median") <(sort -k1,1 "$work/ours_one_ring.median") | sort -n | awk -v c="$collective" '{
+      f = (c == "all_reduce") ? 1.5 : 0.75;
+      printf "  %10d %8.2f %8.2f %15.2f\n", $1, $1 / $2 / 1000 * f, $1 / $4 / 1000 * f, $4 / $2 }'
 done
