@@ -22,7 +22,7 @@
 #     --by-host        --across-nodes and also 2 ranks in each namespace: all_reduce, all_gather and
 #                      reduce_scatter by host (the default in jobs across hosts) against one ring over all
 #                      4 ranks (GPUDIRECT_COMM_BY_HOST=0); no Open MPI column: it did not run with 2 ranks
-#                      in each namespace of one machine (vader crashed, the tcp BTL alone hung)
+#                      in each namespace of one machine (with vader a rank died of SIGSEGV, the tcp BTL alone hung)
 #   needs openmpi-bin libopenmpi-dev libgloo-dev (and iperf3 for --across-nodes)
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
