@@ -27,6 +27,7 @@ struct Collectives::ByHost {
         across_transport(world, groups.across),
         local(local_transport, tuning, nullptr, kLocalChannel),
         across(across_transport, tuning, nullptr, kAcrossChannel) {}
+  bool consecutive(std::size_t host) const;
   std::vector<std::vector<int>> ranks;  // [host][place]
   GroupTransport local_transport, across_transport;
   Collectives local, across;
@@ -258,33 +259,53 @@ void Collectives::all_reduce_by_host(const void* send, void* recv, std::size_t c
   local.next();
 }
 
-// The ranks at this place on every host gather their blocks (one per host, in host order); the
-// host's ranks then gather those columns ([place][host]), and each block goes to its rank's place.
+// Where a host's ranks are consecutive (srun's default block distribution), their blocks lie
+// together in the job's buffer, and the host's steps work on them there instead of through scratch.
+bool Collectives::ByHost::consecutive(std::size_t host) const {
+  const auto& on_host = ranks[host];
+  for (std::size_t p = 0; p < on_host.size(); ++p)
+    if (on_host[p] != on_host[0] + static_cast<int>(p)) return false;
+  return true;
+}
+
+// The ranks at this place on every host gather their blocks (a column: one block per host, in host
+// order); then for each host, its ranks gather that host's entries of their columns, which are the
+// blocks of that host's ranks.
 void Collectives::all_gather_by_host(const void* send, void* recv, std::size_t count, DataType type) {
   const auto& ranks = by_host_->ranks;
   const std::size_t hosts = ranks.size(), places = ranks[0].size(), block = count * size_of(type);
   char* column = scratch(hosts * block, 0);
   by_host_->across.all_gather(send, column, count, type);
-  char* columns = scratch(places * hosts * block, 1);
-  by_host_->local.all_gather(column, columns, hosts * count, type);
-  for (std::size_t p = 0; p < places; ++p)
-    for (std::size_t h = 0; h < hosts; ++h)
-      std::memcpy(static_cast<char*>(recv) + static_cast<std::size_t>(ranks[h][p]) * block, columns + (p * hosts + h) * block, block);
+  for (std::size_t h = 0; h < hosts; ++h) {
+    char* const out = static_cast<char*>(recv);
+    if (by_host_->consecutive(h)) {
+      by_host_->local.all_gather(column + h * block, out + static_cast<std::size_t>(ranks[h][0]) * block, count, type);
+      continue;
+    }
+    char* gathered = scratch(places * block, 1);
+    by_host_->local.all_gather(column + h * block, gathered, count, type);
+    for (std::size_t p = 0; p < places; ++p) std::memcpy(out + static_cast<std::size_t>(ranks[h][p]) * block, gathered + p * block, block);
+  }
 }
 
-// The blocks regrouped by place ([place][host]); the host's ranks reduce-scatter them, so each holds
-// its place's column summed over the host; the ranks at this place on every host reduce-scatter the
-// column, so each holds its own block summed over all.
+// For each host, the host's ranks reduce-scatter that host's blocks, so each holds entry h of its
+// column (the block of host h's rank at its place, summed over this host); the ranks at this place
+// on every host then reduce-scatter the column, so each holds its own block summed over all.
 void Collectives::reduce_scatter_by_host(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) {
   const auto& ranks = by_host_->ranks;
   const std::size_t hosts = ranks.size(), places = ranks[0].size(), block = count * size_of(type);
   const ReduceOp partial = op == ReduceOp::avg ? ReduceOp::sum : op;
-  char* columns = scratch(places * hosts * block, 0);
-  for (std::size_t p = 0; p < places; ++p)
-    for (std::size_t h = 0; h < hosts; ++h)
-      std::memcpy(columns + (p * hosts + h) * block, static_cast<const char*>(send) + static_cast<std::size_t>(ranks[h][p]) * block, block);
-  char* column = scratch(hosts * block, 1);
-  by_host_->local.reduce_scatter(columns, column, hosts * count, type, partial);
+  char* column = scratch(hosts * block, 0);
+  for (std::size_t h = 0; h < hosts; ++h) {
+    const char* const in = static_cast<const char*>(send);
+    const char* blocks = in + static_cast<std::size_t>(ranks[h][0]) * block;
+    if (!by_host_->consecutive(h)) {
+      char* gathered = scratch(places * block, 1);
+      for (std::size_t p = 0; p < places; ++p) std::memcpy(gathered + p * block, in + static_cast<std::size_t>(ranks[h][p]) * block, block);
+      blocks = gathered;
+    }
+    by_host_->local.reduce_scatter(blocks, column + h * block, count, type, partial);
+  }
   by_host_->across.reduce_scatter(column, recv, count, type, partial);
   if (op == ReduceOp::avg) divide_for_average(recv, count, type, t_.size());
 }
