@@ -189,17 +189,26 @@ echo "# across nodes (two network namespaces, one veth link, one rank in each): 
 # Up to 64 MiB across the link (ACROSS_MAX): past that each size only takes longer at the same rate.
 MAX=${ACROSS_MAX:-$((MAX < 67108864 ? MAX : 67108864))}
 MIN=${ACROSS_MIN:-$((MIN > 1048576 ? MIN : 1048576))}
-ours_across() {  # collective -> "bytes us"
-  local port=$((15300 + RANDOM % 500)) pid
-  in_b "${rt[@]}" env RANK=1 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=$addr_a MASTER_PORT=$port FI_TCP_IFACE=gdcmp1 \
-    unshare --uts sh -c "hostname node-b; exec \"$launch\" bench $1 -b $MIN -e $MAX -f 4 -n $ITERS -w 3 -c 0 -a 0 --backend libfabric" >/dev/null 2>&1 &
-  pid=$!
-  in_a "${rt[@]}" env RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=$addr_a MASTER_PORT=$port FI_TCP_IFACE=gdcmp0 \
-    unshare --uts sh -c "hostname node-a; exec \"$launch\" bench $1 -b $MIN -e $MAX -f 4 -n $ITERS -w 3 -c 0 -a 0 --backend libfabric" 2>&1 |
-    awk -v backend="$work/across_backend" '/^ +[0-9]+ +[0-9]+ / {print $1, $6} /^\[0\] +[0-9]+ +[0-9]+ / {print $2, $7}
-      /^# gpudirect-launch bench/ {print > backend}'
-  wait "$pid"
+# Ours with PER ranks in each namespace (the lower ones in A), GPUDIRECT_COMM_BY_HOST=BY_HOST.
+ours_in_namespaces() {  # collective per by_host -> "bytes us"
+  local per=$2 n=$(($2 * 2)) port=$((15300 + RANDOM % 500)) pids=() r
+  for r in $(seq $((n - 1)) -1 0); do
+    local ns=$ns_b host=node-b nic=gdcmp1
+    [ "$r" -lt "$per" ] && ns=$ns_a host=node-a nic=gdcmp0
+    local run=(ip netns exec "$ns" "${rt[@]}" env GPUDIRECT_COMM_BY_HOST="$3" RANK=$r WORLD_SIZE=$n LOCAL_RANK=$((r % per))
+      LOCAL_WORLD_SIZE=$per MASTER_ADDR=$addr_a MASTER_PORT=$port FI_TCP_IFACE=$nic
+      unshare --uts sh -c "hostname $host; exec \"$launch\" bench $1 -b $MIN -e $MAX -f 4 -n $ITERS -w 3 -c 0 -a 0 --backend libfabric")
+    if [ "$r" = 0 ]; then
+      "${run[@]}" 2>&1 | awk -v backend="$work/across_backend" '/^ +[0-9]+ +[0-9]+ / {print $1, $6} /^\[0\] +[0-9]+ +[0-9]+ / {print $2, $7}
+        /^# gpudirect-launch bench/ {print > backend}'
+    else
+      "${run[@]}" >/dev/null 2>&1 &
+      pids+=($!)
+    fi
+  done
+  wait "${pids[@]}"
 }
+ours_across() { ours_in_namespaces "$1" 1 1; }
 # Open MPI across the namespaces: mpirun in A starts the remote orted in B through an "rsh agent"
 # that enters B's namespace instead of ssh.
 agent=$work/netns-agent
@@ -230,26 +239,8 @@ for collective in all_reduce all_gather; do
 done
 
 [ "$by_host" = 1 ] || exit 0
-# 2 ranks in each namespace (ranks 0, 1 in A): ours by host (argument 1) or in one ring (0).
-ours_two_per_host() {  # collective by_host -> "bytes us"
-  local port=$((15300 + RANDOM % 500)) pids=() r
-  for r in 3 2 1 0; do
-    local ns=$ns_b host=node-b nic=gdcmp1
-    [ "$r" -lt 2 ] && ns=$ns_a host=node-a nic=gdcmp0
-    local run=(ip netns exec "$ns" "${rt[@]}" env GPUDIRECT_COMM_BY_HOST="$2" RANK=$r WORLD_SIZE=4 LOCAL_RANK=$((r % 2)) LOCAL_WORLD_SIZE=2
-      MASTER_ADDR=$addr_a MASTER_PORT=$port FI_TCP_IFACE=$nic
-      unshare --uts sh -c "hostname $host; exec \"$launch\" bench $1 -b $MIN -e $MAX -f 4 -n $ITERS -w 3 -c 0 -a 0 --backend libfabric")
-    if [ "$r" = 0 ]; then
-      "${run[@]}" 2>&1 | awk '/^ +[0-9]+ +[0-9]+ / {print $1, $6} /^\[0\] +[0-9]+ +[0-9]+ / {print $2, $7}'
-    else
-      "${run[@]}" >/dev/null 2>&1 &
-      pids+=($!)
-    fi
-  done
-  wait "${pids[@]}"
-}
-ours_by_host() { ours_two_per_host "$1" 1; }
-ours_one_ring() { ours_two_per_host "$1" 0; }
+ours_by_host() { ours_in_namespaces "$1" 2 1; }
+ours_one_ring() { ours_in_namespaces "$1" 2 0; }
 echo
 echo "# 2 ranks in each namespace (4 ranks on this machine's cores): by host against one ring over all ranks"
 for collective in all_reduce all_gather reduce_scatter; do

@@ -6,26 +6,26 @@
 source "$(dirname "$0")/lib.sh"
 cluster_up
 
-for collective in all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv; do
-  out=$(timeout 180 srun -N2 --ntasks-per-node=2 "$LAUNCH" --timeout 60 bench "$collective" -b 8 -e 1M -f 40 -d all -n 2 -w 1 -r 3 2>&1)
+# collective label expected-line srun-options...: bench every type of `collective` on 2 nodes x 2
+# ranks; passes where every value is right and the output shows `expected-line`.
+check_across() {
+  local collective=$1 label=$2 expected=$3 out rc
+  shift 3
+  out=$(timeout 180 srun -N2 --ntasks-per-node=2 "$@" "$LAUNCH" --timeout 60 bench "$collective" -b 8 -e 1M -f 40 -d all -n 2 -w 1 -r 3 2>&1)
   rc=$?
-  if [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q "Out of bounds values : 0 OK" && printf '%s\n' "$out" | grep -qF "libfabric:$ACROSS_PROVIDER+shm"; then
-    pass "$collective across 2 nodes x 2 ranks (tcp between, shm within): every type correct"
+  if [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q "Out of bounds values : 0 OK" && printf '%s\n' "$out" | grep -q -- "$expected"; then
+    pass "$collective $label: every type correct"
   else
-    fail "$collective across 2 nodes (rc $rc)" "$(printf '%s\n' "$out" | tail -15)"
+    fail "$collective $label (rc $rc)" "$(printf '%s\n' "$out" | tail -15)"
   fi
+}
+for collective in all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv; do
+  check_across "$collective" "across 2 nodes x 2 ranks (tcp between, shm within)" "libfabric:$ACROSS_PROVIDER+shm"
 done
-
 # Ranks dealt to the nodes in turn (0 and 2 on node1): the host groups' ranks are not consecutive,
 # so the collectives by host go through scratch; still every value right.
 for collective in all_reduce all_gather reduce_scatter; do
-  out=$(timeout 180 srun -N2 --ntasks-per-node=2 --distribution=cyclic "$LAUNCH" --timeout 60 bench "$collective" -b 8 -e 1M -f 40 -d all -n 2 -w 1 2>&1)
-  rc=$?
-  if [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q "Out of bounds values : 0 OK" && printf '%s\n' "$out" | grep -q "Rank  1 .* on  *node2 "; then
-    pass "$collective with --distribution=cyclic (by host, ranks of a node not consecutive): every type correct"
-  else
-    fail "$collective with --distribution=cyclic (rc $rc)" "$(printf '%s\n' "$out" | tail -15)"
-  fi
+  check_across "$collective" "with --distribution=cyclic (by host, ranks of a node not consecutive)" "Rank  1 .* on  *node2 " --distribution=cyclic
 done
 
 out=$(timeout 180 srun -N2 --ntasks-per-node=2 --gpus-per-task=1 --gpu-direct=tcpxo "$LAUNCH" --timeout 60 bench all_reduce -b 1M -e 1M -o all 2>&1)

@@ -276,8 +276,8 @@ void Collectives::all_gather_by_host(const void* send, void* recv, std::size_t c
   const std::size_t hosts = ranks.size(), places = ranks[0].size(), block = count * size_of(type);
   char* column = scratch(hosts * block, 0);
   by_host_->across.all_gather(send, column, count, type);
+  char* const out = static_cast<char*>(recv);
   for (std::size_t h = 0; h < hosts; ++h) {
-    char* const out = static_cast<char*>(recv);
     if (by_host_->consecutive(h)) {
       by_host_->local.all_gather(column + h * block, out + static_cast<std::size_t>(ranks[h][0]) * block, count, type);
       continue;
@@ -296,8 +296,8 @@ void Collectives::reduce_scatter_by_host(const void* send, void* recv, std::size
   const std::size_t hosts = ranks.size(), places = ranks[0].size(), block = count * size_of(type);
   const ReduceOp partial = op == ReduceOp::avg ? ReduceOp::sum : op;
   char* column = scratch(hosts * block, 0);
+  const char* const in = static_cast<const char*>(send);
   for (std::size_t h = 0; h < hosts; ++h) {
-    const char* const in = static_cast<const char*>(send);
     const char* blocks = in + static_cast<std::size_t>(ranks[h][0]) * block;
     if (!by_host_->consecutive(h)) {
       char* gathered = scratch(places * block, 1);

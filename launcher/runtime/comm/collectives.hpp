@@ -41,8 +41,9 @@ struct CollectiveTuning {
   std::size_t chunk_bytes = 256 * 1024;               // moved, then reduced while in cache (best of 256K, 1M, whole)
   std::size_t staged_min_bytes = 0;                   // buffer size from which staging (where there is) takes over
   std::size_t piece_bytes = 1 << 20;                  // over a network: a ring step's messages (best of 256K, 1M, 4M on tcp)
-  std::size_t by_host_bytes = kSmallAllReduceBytes + 1;  // a job across hosts in host groups: all_reduce from this size runs by
-                                                         // host (host_groups.hpp); kNever: one ring over all ranks
+  std::size_t by_host_bytes = kSmallAllReduceBytes + 1;  // a job across hosts in host groups: all_reduce, all_gather and
+                                                         // reduce_scatter of buffers from this size run by host
+                                                         // (host_groups.hpp); kNever: one ring over all ranks
   static constexpr std::size_t kNever = ~std::size_t(0);
 };
 
@@ -51,7 +52,7 @@ class Collectives {
   // `staged` (may be null; not owned): the same ranks' shared-memory collectives. `channel` (0-3):
   // part of every tag, so Collectives over groups of the same ranks (GroupTransport) never take
   // each other's messages. Where the transport knows its ranks' hosts and they form host groups,
-  // all_reduces from tuning.by_host_bytes up run by host (host_groups.hpp).
+  // all_reduce, all_gather and reduce_scatter from tuning.by_host_bytes up run by host.
   explicit Collectives(Transport& transport, CollectiveTuning tuning = {}, StagedCollectives* staged = nullptr, std::uint32_t channel = 0);
   ~Collectives();
   Collectives(const Collectives&) = delete;
