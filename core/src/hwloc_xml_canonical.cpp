@@ -45,18 +45,20 @@ bool is_hwloc_attribute_name(std::string_view name) {
 }
 
 // What hwloc writes for a cpuset or nodeset: "0x" and 1..8 hex digits per 32-bit word, words
-// separated by commas, the first possibly "0xf...f" (an infinite set).
+// separated by commas, the first possibly "0xf...f" (an infinite set). A zero word between two
+// others is written as nothing ("0x000000ff,,0x0"): hwloc_bitmap_snprintf does, and its reader
+// takes the empty word as 0. The first and last words are never empty.
 bool is_hwloc_bitmap(std::string_view value) {
-  bool first = true;
-  for (const std::string_view word : split(value, ',')) {
-    const bool infinite = first && word == "0xf...f";
-    first = false;
-    if (infinite) continue;
+  const std::vector<std::string_view> words = split(value, ',');
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const std::string_view word = words[i];
+    const bool inner = i > 0 && i + 1 < words.size();
+    if ((i == 0 && word == "0xf...f") || (inner && word.empty())) continue;
     if (word.size() < 3 || word.size() > 10 || !word.starts_with("0x")) return false;
     for (const char c : word.substr(2))
       if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
   }
-  return !first;
+  return !words.empty();
 }
 
 // The seven escapes hwloc's parser undoes; libxml2 has already undone the file's own.
@@ -88,10 +90,6 @@ void indent(std::string& out, int depth) { out.append(static_cast<std::size_t>(2
 // The checks hwloc 2.9 lacks on one <object>'s own attributes, each found by fuzzing.
 void check_object_attributes(const std::string& path, const xmlNode* node, const std::string& type) {
   const std::string where = line_of(path, node);
-  // hwloc dereferences a missing complete_* set when its partner is there; lstopo writes both.
-  for (const char* set : {"cpuset", "nodeset"})
-    if (attribute(node, set).has_value() != attribute(node, (std::string("complete_") + set).c_str()).has_value())
-      throw TopologyError(where + "a " + type + " object has only one of " + set + " and complete_" + set + kRefresh);
   // hwloc leaks the object when a set does not parse ("0x0000008>8").
   for (const char* set : {"cpuset", "complete_cpuset", "allowed_cpuset", "nodeset", "complete_nodeset", "allowed_nodeset"})
     if (const auto value = attribute(node, set); value && !is_hwloc_bitmap(*value))
@@ -153,6 +151,14 @@ void write_object(std::string& out, const std::string& path, const xmlNode* node
     const std::string name = reinterpret_cast<const char*>(attr->name);
     if (name == "type" || !is_hwloc_attribute_name(name)) continue;  // hwloc ignores names it cannot read
     append_attribute(out, name, attribute(node, name.c_str()).value_or(""));
+  }
+  // hwloc dereferences a missing complete_* set when its partner is there. Older writers left the
+  // complete set out where it equals the set; write the one that is there for both.
+  for (const std::string set : {"cpuset", "nodeset"}) {
+    const auto plain = attribute(node, set.c_str());
+    const auto complete = attribute(node, ("complete_" + set).c_str());
+    if (plain && !complete) append_attribute(out, "complete_" + set, *plain);
+    if (complete && !plain) append_attribute(out, set, *complete);
   }
   // hwloc reads an object's info children before its object children; write them in that order.
   std::vector<const xmlNode*> children;

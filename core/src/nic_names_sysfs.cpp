@@ -35,8 +35,8 @@ bool is_network_device(const std::filesystem::path& device) {
 
 void resolve_nic_names(Topology& topology, const std::string& sysfs_root) {
   for (Nic& nic : topology.nics) {
-    if (!nic.interface_name.empty() || !nic.rdma_device.empty()) continue;
-    const std::filesystem::path device = std::filesystem::path(sysfs_root) / "bus/pci/devices" / nic.address.to_string();
+    if (!nic.address || !nic.interface_name.empty() || !nic.rdma_device.empty()) continue;
+    const std::filesystem::path device = std::filesystem::path(sysfs_root) / "bus/pci/devices" / nic.address->to_string();
     if (!is_network_device(device)) continue;  // not this machine's NIC: keep the bus id
     nic.interface_name = first_entry(device / "net");
     nic.rdma_device = first_entry(device / "infiniband");

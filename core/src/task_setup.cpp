@@ -166,7 +166,7 @@ TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSe
       if (!plan.control_nic)
         why += " (" + plan.control_note + ")";
       else
-        why += " (the control NIC " + topology.nics[static_cast<std::size_t>(*plan.control_nic)].address.to_string() +
+        why += " (the control NIC " + nic_bus_id(topology.nics[static_cast<std::size_t>(*plan.control_nic)]) +
                " has no network interface on this node: check its driver, or give a topology file with its name)";
     }
     else if ((why.find("${DATA_NICS}") != std::string::npos || why.find("${TASK_NICS}") != std::string::npos) &&
@@ -184,7 +184,7 @@ TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSe
     const Nic& nic = topology.nics[static_cast<std::size_t>(n)];
     const std::string& preferred = setup.mode == Mode::rdma ? nic.rdma_device : nic.interface_name;
     const std::string& other = setup.mode == Mode::rdma ? nic.interface_name : nic.rdma_device;
-    nic_names.push_back(!preferred.empty() ? preferred : !other.empty() ? other : nic.address.to_string());
+    nic_names.push_back(!preferred.empty() ? preferred : !other.empty() ? other : nic_bus_id(nic));
   }
   setup.env.push_back({"CUDA_DEVICE_ORDER", "PCI_BUS_ID", EnvActionKind::set_if_unset});
   setup.env.push_back({"GPUDIRECT_MODE", std::string(to_string(setup.mode)), EnvActionKind::set});

@@ -7,6 +7,7 @@
 #include "topology_xml.hpp"
 
 #include <algorithm>
+#include <tuple>
 
 namespace gpudirect {
 
@@ -43,21 +44,25 @@ std::string nic_label(const Nic& nic) {
   if (!nic.interface_name.empty() && !nic.rdma_device.empty()) return nic.interface_name + "/" + nic.rdma_device;
   if (!nic.interface_name.empty()) return nic.interface_name;
   if (!nic.rdma_device.empty()) return nic.rdma_device;
-  return nic.address.to_string();
+  return nic_bus_id(nic);
 }
 
+std::string nic_bus_id(const Nic& nic) { return nic.address ? nic.address->to_string() : "-"; }
+
 void finalize_topology(Topology& topology) {
-  const auto by_address = [](const auto& x, const auto& y) { return x.address < y.address; };
-  std::sort(topology.gpus.begin(), topology.gpus.end(), by_address);
-  std::sort(topology.nics.begin(), topology.nics.end(), by_address);
-  const auto check_unique = [&](const auto& devices, const char* kind) {
-    for (std::size_t i = 1; i < devices.size(); ++i)
-      if (devices[i].address == devices[i - 1].address)
-        throw TopologyError(topology.source + ": " + kind + " " + devices[i].address.to_string() +
-                            " is listed twice");
+  // NICs without a PCI function go last, by name: the order NCCL lists its virtual NICs in.
+  const auto gpu_order = [](const Gpu& x, const Gpu& y) { return x.address < y.address; };
+  const auto nic_order = [](const Nic& x, const Nic& y) {
+    return std::tuple(!x.address, x.address, nic_label(x)) < std::tuple(!y.address, y.address, nic_label(y));
   };
-  check_unique(topology.gpus, "GPU");
-  check_unique(topology.nics, "NIC");
+  std::sort(topology.gpus.begin(), topology.gpus.end(), gpu_order);
+  std::sort(topology.nics.begin(), topology.nics.end(), nic_order);
+  for (std::size_t i = 1; i < topology.gpus.size(); ++i)
+    if (topology.gpus[i].address == topology.gpus[i - 1].address)
+      throw TopologyError(topology.source + ": GPU " + topology.gpus[i].address.to_string() + " is listed twice");
+  for (std::size_t i = 1; i < topology.nics.size(); ++i)
+    if (!nic_order(topology.nics[i - 1], topology.nics[i]))
+      throw TopologyError(topology.source + ": NIC " + nic_label(topology.nics[i]) + " is listed twice");
   for (const Gpu& gpu : topology.gpus) topology.all_cpus = topology.all_cpus | gpu.local_cpus;
   for (Nic& nic : topology.nics) {
     topology.all_cpus = topology.all_cpus | nic.local_cpus;

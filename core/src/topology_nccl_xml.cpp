@@ -4,6 +4,7 @@
 //       <pci busid="0000:02:00.0" class="0x060400" ...>            a PCIe switch (nested for deeper ones)
 //         <pci busid="0000:04:00.0" class="0x030200" vendor="0x10de" device="0x2330"><gpu dev="0"/></pci>
 //         <pci busid="0000:06:00.0" class="0x020000"><nic><net name="enp6s0"/></nic></pci>
+//       <nic><net name="eth1" .../></nic>                            NICs without a PCI function
 // NCCL writes one <pci> per switch, so switch_path here is the chain of enclosing <pci> elements.
 #include "gpudirect/topology_sources.hpp"
 #include "topology_xml.hpp"
@@ -79,10 +80,12 @@ class NcclReader {
 
   void read_cpu(const xmlNode* cpu) {
     Place place;
-    if (const auto numa = number(cpu, "numaid")) {
-      if (*numa > 0xffff) fail(cpu, "<cpu numaid=\"" + std::to_string(*numa) + "\"> is not a NUMA node number");
-      place.numa_node = static_cast<int>(*numa);
-    }
+    // NCCL writes numaid="-1" where the kernel knows no NUMA node (many VMs).
+    if (attribute(cpu, "numaid") != "-1")
+      if (const auto numa = number(cpu, "numaid")) {
+        if (*numa > 0xffff) fail(cpu, "<cpu numaid=\"" + std::to_string(*numa) + "\"> is not a NUMA node number");
+        place.numa_node = static_cast<int>(*numa);
+      }
     const auto affinity = attribute(cpu, "affinity");
     if (!affinity)
       fail(cpu, "<cpu> has no affinity attribute; add the NUMA node's CPU mask, e.g. affinity=\"ffffffff,ffffffff\"");
@@ -95,17 +98,38 @@ class NcclReader {
     for (const xmlNode* node = cpu->children; node; node = node->next) {
       if (is_element(node, "pci"))
         read_pci(node, place);
+      else if (is_element(node, "nic"))
+        read_virtual_nics(node, place);
       else
         reject_misplaced_devices(node, "<cpu>");
     }
   }
 
-  // A <gpu> or <nic> outside a <pci busid=...> has no address we could bind by.
+  // A <gpu> outside a <pci busid=...> has no address we could bind by; a <nic> needs a <cpu>.
   void reject_misplaced_devices(const xmlNode* node, const char* parent) const {
-    if (is_element(node, "gpu") || is_element(node, "nic"))
-      fail(node, std::string("<") + reinterpret_cast<const char*>(node->name) + "> directly inside " + parent +
-                     " has no PCI bus id; wrap it in <pci busid=\"DDDD:BB:DD.F\" ...>");
-    if (is_element(node, "pci")) fail(node, std::string("<pci> inside ") + parent + " is outside any <cpu>");
+    if (is_element(node, "gpu"))
+      fail(node, std::string("<gpu> directly inside ") + parent + " has no PCI bus id; wrap it in <pci busid=\"DDDD:BB:DD.F\" ...>");
+    if (is_element(node, "nic") || is_element(node, "pci"))
+      fail(node, std::string("<") + reinterpret_cast<const char*>(node->name) + "> inside " + parent + " is outside any <cpu>");
+  }
+
+  // NCCL puts NICs that have no PCI device (virtual NICs of cloud VMs) in one <nic> under the
+  // first <cpu>, a <net> each: each is its own NIC, local to that CPU and on no PCIe switch.
+  void read_virtual_nics(const xmlNode* nic_element, const Place& place) {
+    for (const xmlNode* net = nic_element->children; net; net = net->next) {
+      if (!is_element(net, "net")) continue;
+      Nic nic;
+      nic.numa_node = place.numa_node;
+      nic.local_cpus = place.cpus;
+      (is_rdma_name(net_name(net), 0, 0) ? nic.rdma_device : nic.interface_name) = net_name(net);
+      topology_.nics.push_back(std::move(nic));
+    }
+  }
+
+  std::string net_name(const xmlNode* net) const {
+    const auto name = attribute(net, "name");
+    if (!name || name->empty()) fail(net, "<net> has no name attribute");
+    return *name;
   }
 
   void read_pci(const xmlNode* node, const Place& place) {
@@ -156,10 +180,9 @@ class NcclReader {
       if (nic_element)
         for (const xmlNode* net = nic_element->children; net; net = net->next) {
           if (!is_element(net, "net")) continue;
-          const auto name = attribute(net, "name");
-          if (!name || name->empty()) fail(net, "<net> has no name attribute");
-          std::string& slot = is_rdma_name(*name, pci_class, vendor) ? nic.rdma_device : nic.interface_name;
-          if (slot.empty()) slot = *name;
+          const std::string name = net_name(net);
+          std::string& slot = is_rdma_name(name, pci_class, vendor) ? nic.rdma_device : nic.interface_name;
+          if (slot.empty()) slot = name;  // a second <net> is another port of the same function
         }
       topology_.nics.push_back(std::move(nic));
     } else if (has_pci_children) {  // a switch or bridge: what is inside hangs below it

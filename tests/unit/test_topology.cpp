@@ -31,9 +31,12 @@ class TempFile {
   std::filesystem::path path_;
 };
 
+std::string bus_of(const Gpu& gpu) { return gpu.address.to_string(); }
+std::string bus_of(const Nic& nic) { return nic_bus_id(nic); }
+
 std::vector<std::string> addresses(const auto& devices) {
   std::vector<std::string> out;
-  for (const auto& d : devices) out.push_back(d.address.to_string());
+  for (const auto& d : devices) out.push_back(bus_of(d));
   return out;
 }
 
@@ -230,13 +233,49 @@ TEST_CASE("a cpuset or nodeset that is no hwloc bitmap is refused before hwloc l
   const std::string good{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   const std::string pu = "<object type=\"PU\" os_index=\"13\"";
   REQUIRE(good.find(pu) != std::string::npos);
-  for (const std::string set : {"cpuset=\"0x0000008>8\"", "cpuset=\"\"", "cpuset=\"0x\"", "cpuset=\"0x1,,0x2\"",
-                                "cpuset=\"0x123456789\"", "cpuset=\"0x1,0xf...f\""}) {
+  for (const std::string set : {"cpuset=\"0x0000008>8\"", "cpuset=\"\"", "cpuset=\"0x\"", "cpuset=\",0x1\"",
+                                "cpuset=\"0x1,\"", "cpuset=\"0x1,,\"", "cpuset=\"0x123456789\"", "cpuset=\"0x1,0xf...f\""}) {
     std::string bad = good;
     const std::size_t at = bad.find(" cpuset=\"", bad.find(pu)) + 1;  // the PU's own cpuset
     bad.replace(at, bad.find('"', at + 8) + 1 - at, set);
     const TempFile file("bitmap.xml", bad);
     CHECK_THROWS_WITH(load_hwloc_xml(file.path()), Catch::Contains(file.path() + ": line ") && Catch::Contains("is not an hwloc bitmap"));
+  }
+}
+
+TEST_CASE("hwloc's own bitmap forms load: zero words written empty, a missing complete set", "[topology]") {
+  // hwloc_bitmap_snprintf writes a zero 32-bit word between two others as nothing: lstopo files of
+  // machines with more than 64 threads carry cpusets like "0x000000ff,,0x0" (issue 22).
+  std::ifstream in(fixture("workstation-rtx.xml"));
+  const std::string good{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const Topology plain = load_hwloc_xml(fixture("workstation-rtx.xml"));
+  REQUIRE(!plain.gpus.empty());
+  const std::string machine = "<object type=\"Machine\"";
+  REQUIRE(good.find(machine) != std::string::npos);
+  const auto with_machine_attribute = [&](const std::string& name, const std::string& value) {
+    std::string text = good;
+    const std::size_t at = text.find(" " + name + "=\"", text.find(machine)) + 1;
+    REQUIRE(at < text.find('>', text.find(machine)));
+    text.replace(at, text.find('"', at + name.size() + 2) + 1 - at, name + "=\"" + value + "\"");
+    return text;
+  };
+  SECTION("empty inner words are zero words") {
+    // CPUs 64-71 and 0 on a machine whose PUs the file does not list there: the machine's cpusets
+    // alone change, and the GPUs' local CPUs must not.
+    const TempFile file("empty-words.xml", with_machine_attribute("allowed_cpuset", "0x000000ff,,0x0000ffff"));
+    const Topology t = load_hwloc_xml(file.path());
+    CHECK(t.gpus.size() == plain.gpus.size());
+    CHECK(t.gpus[0].local_cpus == plain.gpus[0].local_cpus);
+  }
+  SECTION("a cpuset without its complete_cpuset") {
+    std::string text = good;
+    const std::size_t object = text.find(machine);
+    const std::size_t at = text.find(" complete_cpuset=\"", object);
+    text.erase(at, text.find('"', at + 18) + 1 - at);
+    const TempFile file("no-complete.xml", text);
+    const Topology t = load_hwloc_xml(file.path());
+    CHECK(t.gpus.size() == plain.gpus.size());
+    CHECK(t.all_cpus == plain.all_cpus);
   }
 }
 

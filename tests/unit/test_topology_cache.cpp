@@ -35,7 +35,7 @@ std::string summary(const Topology& t) {
     out << "gpu " << g.address.to_string() << " " << g.device_id << " numa " << g.numa_node << " pkg " << g.package
         << " cpus " << g.local_cpus.to_list() << " path " << path(g.switch_path) << "\n";
   for (const Nic& n : t.nics)
-    out << "nic " << n.address.to_string() << " " << n.interface_name << "/" << n.rdma_device << " class " << n.pci_class
+    out << "nic " << nic_bus_id(n) << " " << n.interface_name << "/" << n.rdma_device << " class " << n.pci_class
         << " " << n.vendor << ":" << n.device_id << " speed " << n.link_speed_gbs << " kind " << to_string(n.kind)
         << " numa " << n.numa_node << " pkg " << n.package << " cpus " << n.local_cpus.to_list() << " path "
         << path(n.switch_path) << "\n";

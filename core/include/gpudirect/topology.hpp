@@ -7,6 +7,7 @@
 #include "gpudirect/pci_address.hpp"
 
 #include <map>
+#include <optional>
 #include <string_view>
 #include <string>
 #include <utility>
@@ -36,7 +37,9 @@ struct Gpu {
 };
 
 struct Nic {
-  PciAddress address;
+  // Empty for a NIC with no PCI function of its own: NCCL lists such (virtual) NICs in a <nic>
+  // directly under a <cpu>. They are local to that CPU's NUMA node and share no PCIe switch.
+  std::optional<PciAddress> address;
   std::string interface_name;     // "enp6s0", empty if the device has no netdev
   std::string rdma_device;        // "mlx5_0", empty if none
   unsigned pci_class = 0;         // 16-bit class (0x0200 Ethernet, 0x0207 InfiniBand), 0 when unknown
@@ -69,6 +72,8 @@ unsigned numa_distance(const Topology& topology, int from, int to);
 
 // A NIC as people know it: "ib0/mlx5_0", "enp6s0", "mlx5_3", or its bus id when it has no name.
 std::string nic_label(const Nic& nic);
+// The NIC's PCI bus id, or "-" for a NIC with no PCI function.
+std::string nic_bus_id(const Nic& nic);
 std::string_view to_string(NicKind kind);
 
 // Number of PCIe bridges two devices share below the host bridge: 0 means they meet only at the

@@ -61,11 +61,11 @@ void print_table(const Topology& topology, const NodePlan& plan, const std::stri
     for (const std::string& note : topology.notes) std::printf("  (skipped %s)\n", note.c_str());
   }
   for (const Nic& nic : topology.nics)
-    std::printf("# NIC %-12s  %-20s  NUMA %2d  %-10s  %s\n", nic.address.to_string().c_str(), nic_label(nic).c_str(),
+    std::printf("# NIC %-12s  %-20s  NUMA %2d  %-10s  %s\n", nic_bus_id(nic).c_str(), nic_label(nic).c_str(),
                 nic.numa_node, std::string(to_string(nic.kind)).c_str(), nic.kind_reason.c_str());
   if (plan.control_nic) {
     const Nic& nic = topology.nics[static_cast<std::size_t>(*plan.control_nic)];
-    std::printf("# control NIC: %s (%s, %s)\n", nic_label(nic).c_str(), nic.address.to_string().c_str(),
+    std::printf("# control NIC: %s (%s, %s)\n", nic_label(nic).c_str(), nic_bus_id(nic).c_str(),
                 std::string(to_string(nic.kind)).c_str());
   } else {
     std::printf("# control NIC: none (%s)\n", plan.control_note.c_str());
@@ -74,7 +74,7 @@ void print_table(const Topology& topology, const NodePlan& plan, const std::stri
 
 nlohmann::json nic_json(const Nic& nic) {
   return {{"name", nic_label(nic)},           {"netdev", nic.interface_name},
-          {"rdma_device", nic.rdma_device},   {"bus_id", nic.address.to_string()},
+          {"rdma_device", nic.rdma_device},   {"bus_id", nic.address ? nlohmann::json(nic.address->to_string()) : nlohmann::json()},
           {"kind", std::string(to_string(nic.kind))}, {"numa", nic.numa_node}};
 }
 
