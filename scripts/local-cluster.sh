@@ -310,14 +310,15 @@ cmd_demo() {
     say "building (cmake --preset release)"
     (cd "$repo" && cmake --preset release >/dev/null && cmake --build --preset release)
   fi
-  # The TCPXO plugin itself only exists on A3 Mega images: the demo's lib dir holds an empty
-  # placeholder so the plugin's lib-dir check passes. No NCCL runs in this demo.
+  # The TCPXO plugin itself only exists on A3 Mega images: the demo's lib dir holds a stand-in
+  # that loads and exports ncclNetPlugin_v8, so the plugin's lib-dir check and the doctor's load
+  # check pass. No NCCL runs in this demo.
   mkdir -p "$DIR/tcpxo-lib"
-  : >"$DIR/tcpxo-lib/libnccl-net.so"
+  cp "$build/tests/net_plugin/loads/libnccl-net.so" "$DIR/tcpxo-lib/libnccl-net.so"
   PLUGIN=$build/plugin/spank_gpudirect.so
   PLUGIN_ARGS="default=off topology=$repo/tests/fixtures/local-a3mega-2cpu.xml lib_dir=$DIR/tcpxo-lib profile_dir=$repo/profiles"
   cmd_up
-  say "placeholder TCPXO lib dir: $DIR/tcpxo-lib (an empty libnccl-net.so; real nodes have Google's plugin there)"
+  say "placeholder TCPXO lib dir: $DIR/tcpxo-lib (a stand-in libnccl-net.so; real nodes have Google's plugin there)"
   local job=(srun -N"$NODES" --ntasks-per-node=8 --gpus-per-task=1 --gpu-direct=tcpxo,verbose "$build/launcher/gpudirect-launch" doctor)
   say "running: ${job[*]}"
   SLURM_CONF=$CONF "${job[@]}"

@@ -20,7 +20,11 @@ flock -w 1200 9 || { echo "another local-cluster test held the lock for 20 minut
 [ -f "$PLUGIN" ] || { echo "no plugin at $PLUGIN: build first"; exit 1; }
 
 mkdir -p "$LIB_DIR"
-: >"$LIB_DIR/libnccl-net.so"  # stands in for Google's TCPXO NCCL plugin: only its presence is checked
+# Stands in for Google's TCPXO NCCL plugin: a library that loads and exports ncclNetPlugin_v8, as
+# the plugin's lib-dir check and the doctor's load check want (no NCCL runs here).
+STANDIN_NET_PLUGIN=$BUILD/tests/net_plugin/loads/libnccl-net.so
+[ -f "$STANDIN_NET_PLUGIN" ] || { echo "no stand-in NCCL plugin at $STANDIN_NET_PLUGIN: build first"; exit 1; }
+cp "$STANDIN_NET_PLUGIN" "$LIB_DIR/libnccl-net.so"
 
 # 9>&-: the daemons the cluster starts must not inherit (and keep holding) the machine-wide lock.
 cluster() { "$SRC/scripts/local-cluster.sh" "$@" --dir "$CLUSTER_DIR" 9>&-; }

@@ -19,6 +19,20 @@ run srun -N1 -n1 --gpus-per-task=1 --gpu-direct=tcpxo true
 [ $rc -ne 0 ] && pass "missing lib dir: the task fails and srun exits non-zero" || fail "missing lib dir accepted" "$out"
 expect_contains "missing lib dir: message names node, cause and fix" "on node1: the TCPXO NCCL plugin is missing: no libnccl-net.so in /nonexistent/tcpxo" "$out"
 
+# A plugin file that is there but would not load in NCCL (built for another NCCL or libc, or not a
+# plugin at all): the plugin sees only the file; the doctor in the task loads it as NCCL would.
+for kind in broken not_a_plugin; do
+  bad=$CLUSTER_DIR/tcpxo-$kind
+  mkdir -p "$bad" && cp "$BUILD/tests/net_plugin/$kind/libnccl-net.so" "$bad/"
+  set_plugin_args default=off topology=$TOPOLOGY lib_dir=$bad profile_dir=$SRC/profiles
+  run srun -N1 -n1 --gpus-per-task=1 --gpu-direct=tcpxo "$LAUNCH" doctor
+  [ $rc -ne 0 ] && pass "net plugin $kind: doctor in the task exits non-zero" || fail "net plugin $kind: doctor said OK" "$out"
+  why="does not load: $bad/libnccl-net.so: undefined symbol: gpudirect_standin_missing_symbol"
+  [ "$kind" = not_a_plugin ] && why="does not load: it exports no ncclNetPlugin_vN symbol"
+  expect_contains "net plugin $kind: doctor names the file and why" \
+    "MISMATCH: NCCL_NET=FasTrak needs NCCL's network plugin, and $bad/libnccl-net.so $why" "$out"
+done
+
 set_plugin_args "$(base_args rxdm_ready=$CLUSTER_DIR/rxdm.ready rxdm_timeout=2)"
 start=$SECONDS
 run srun -N1 -n1 --gpus-per-task=1 --gpu-direct=tcpxo true

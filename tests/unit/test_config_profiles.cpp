@@ -5,6 +5,8 @@
 #include "gpudirect/plugin_config.hpp"
 #include "gpudirect/task_setup.hpp"
 
+#include <utility>
+
 using namespace gpudirect;
 
 TEST_CASE("values of the --gpu-direct option", "[mode]") {
@@ -54,6 +56,7 @@ TEST_CASE("the shipped TCPXO profile renders Google's default environment", "[pr
   const auto env = apply_env(render(profile, inputs), {{"LD_LIBRARY_PATH", "/usr/local/cuda/lib64"}, {"NCCL_DEBUG", "INFO"}});
   const std::map<std::string, std::string> expected{
       {"LD_LIBRARY_PATH", "/var/lib/tcpxo/lib64:/usr/local/cuda/lib64"},
+      {"NCCL_NET", "FasTrak"},
       {"NCCL_FASTRAK_IFNAME", "enp6s0,enp7s0,enp13s0,enp14s0,enp134s0,enp135s0,enp141s0,enp142s0"},
       {"NCCL_FASTRAK_CTRL_DEV", "enp0s12"},
       {"NCCL_SOCKET_IFNAME", "enp0s12"},
@@ -92,9 +95,21 @@ TEST_CASE("every shipped profile parses; rdma picks IB or EFA variables", "[prof
   const auto ib = apply_env(render(rdma, {{"TASK_IB_HCAS", "mlx5_3"}, {"CTRL_NIC", "eth0"}}), {});
   CHECK(ib.at("NCCL_IB_HCA") == "=mlx5_3");
   CHECK(ib.count("FI_PROVIDER") == 0);
+  CHECK(ib.at("NCCL_NET") == "IB");
   const auto efa = apply_env(render(rdma, {{"TASK_EFA_DEVICES", "rdmap18s0"}}), {});
   CHECK(efa.at("FI_PROVIDER") == "efa");
   CHECK(efa.count("NCCL_IB_HCA") == 0);
+  CHECK(efa.count("NCCL_NET") == 0);
+}
+
+TEST_CASE("every GPUDirect profile names NCCL's network, so a plugin that does not load fails NCCL", "[profile]") {
+  // Without NCCL_NET, NCCL that cannot load the mode's plugin runs on sockets, 4-5x slower, silently.
+  const ProfileInputs inputs{{"DATA_NICS", "enp6s0"}, {"CTRL_NIC", "enp0s12"}, {"LIB_DIR", "/lib"}, {"SLURM_JOB_ID", "7"}};
+  for (const auto& [name, net] : {std::pair{"tcpxo", "FasTrak"}, std::pair{"tcpxo-simple", "FasTrak"}, std::pair{"tcpx", "GPUDirectTCPX_v7"}}) {
+    INFO(name);
+    const auto env = apply_env(render(load_profile(name, {GPUDIRECT_PROFILE_DIR}), inputs), {{"NCCL_NET", "Socket"}});
+    CHECK(env.at("NCCL_NET") == net);  // set, not only when unset: a stale NCCL_NET=Socket would undo the mode
+  }
 }
 
 TEST_CASE("profile errors name the file and line", "[profile]") {

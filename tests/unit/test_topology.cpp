@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "gpudirect/binding.hpp"
 #include "gpudirect/topology_sources.hpp"
 
 #include <unistd.h>
@@ -322,6 +323,57 @@ TEST_CASE("NCCL XML details: domains, 16-bit classes, vendor-less GPUs, RDMA nam
   CHECK(t.nics[0].interface_name == "ens19");
   CHECK(t.nics[1].rdma_device == "mlx5_ib0");  // InfiniBand class: an RDMA device whatever the name
   CHECK(t.nics[1].interface_name.empty());
+}
+
+TEST_CASE("NCCL XML: NICs with no PCI function under <cpu>, numaid -1, <net> without dev", "[topology]") {
+  // NCCL puts every NIC without a PCI device in one <nic> under the first <cpu> (issue 22: Azure
+  // NC-class VMs); it writes numaid="-1" where the kernel knows no NUMA node.
+  const TempFile file("virtual-nics.nccl.xml", R"(<system version="1">
+  <cpu numaid="-1" affinity="0000000f" arch="x86_64">
+    <pci busid="0001:00:00.0" class="0x030200" link_speed="" link_width="0"><gpu dev="0"/></pci>
+    <nic>
+      <net name="eth0" port="1" speed="40000"/>
+      <net name="mlx5_0" dev="1" port="1" speed="40000"/>
+    </nic>
+  </cpu>
+  <cpu numaid="1" affinity="000000f0" arch="x86_64">
+    <pci busid="0002:00:00.0" class="0x030200"><gpu dev="1"/></pci>
+  </cpu>
+</system>
+)");
+  const Topology t = load_nccl_topology_xml(file.path());
+  REQUIRE(t.gpus.size() == 2);
+  CHECK(t.gpus[0].numa_node == -1);
+  CHECK(t.gpus[0].local_cpus.to_list() == "0-3");
+  CHECK(t.gpus[1].numa_node == 1);
+  REQUIRE(t.nics.size() == 2);
+  for (const Nic& nic : t.nics) {
+    CHECK(!nic.address);
+    CHECK(nic.switch_path.empty());
+    CHECK(nic.local_cpus.to_list() == "0-3");
+    CHECK(nic.numa_node == -1);
+    CHECK(nic_bus_id(nic) == "-");
+  }
+  CHECK(t.nics[0].interface_name == "eth0");
+  CHECK(t.nics[0].kind == NicKind::ethernet);
+  CHECK(t.nics[1].rdma_device == "mlx5_0");
+  CHECK(t.nics[1].kind == NicKind::rdma);
+  // The RDMA NIC is the data NIC of every GPU (nothing is closer); eth0 is the control NIC.
+  const NodePlan plan = plan_node(t);
+  CHECK(plan.gpus[0].nics == std::vector<int>{1});
+  CHECK(plan.gpus[1].nics == std::vector<int>{1});
+  CHECK(plan.control_nic == 0);
+
+  const TempFile twice("virtual-twice.nccl.xml",
+                       "<system version=\"1\"><cpu numaid=\"0\" affinity=\"3\"><nic><net name=\"eth1\"/></nic>"
+                       "<nic><net name=\"eth1\"/></nic></cpu></system>\n");
+  CHECK_THROWS_WITH(load_nccl_topology_xml(twice.path()), Catch::Contains("NIC eth1 is listed twice"));
+  const TempFile outside("nic-outside-cpu.nccl.xml",
+                         "<system version=\"1\">\n<cpu numaid=\"0\" affinity=\"3\"/>\n<nic><net name=\"eth1\"/></nic></system>\n");
+  CHECK_THROWS_WITH(load_nccl_topology_xml(outside.path()), Catch::Contains(outside.path() + ": line 3: <nic> inside <system> is outside any <cpu>"));
+  const TempFile nameless("nameless-net.nccl.xml",
+                          "<system version=\"1\"><cpu numaid=\"0\" affinity=\"3\">\n<nic><net dev=\"0\"/></nic></cpu></system>\n");
+  CHECK_THROWS_WITH(load_nccl_topology_xml(nameless.path()), Catch::Contains(nameless.path() + ": line 2: <net> has no name attribute"));
 }
 
 TEST_CASE("NCCL XML without <cpu>, with entities or duplicate devices is refused", "[topology]") {

@@ -5,6 +5,7 @@
 #include "bootstrap/launch_context.hpp"
 #include "doctor/plugstack_file.hpp"
 #include "gpudirect/mode_resolution.hpp"
+#include "gpudirect/net_plugin.hpp"
 #include "gpudirect/task_setup.hpp"
 #include "gpudirect/text.hpp"
 #include "gpudirect/topology_sources.hpp"
@@ -120,6 +121,10 @@ int check_task(const Topology& topology, const NodePlan& plan, const PluginConfi
     if (auto expected = apply_env_action(action, current); expected && expected != current)
       problems.push_back(action.name + " is '" + current.value_or("(unset)") + "', expected '" + *expected + "'");
   }
+  // NCCL that cannot load the network plugin its environment names would fail (with NCCL_NET) or
+  // fall back to sockets without a word (without it): catch both before the job's NCCL does.
+  const auto net_plugin = check_net_plugin(env);
+  if (net_plugin && !net_plugin->problem.empty()) problems.push_back(net_plugin->problem);
   const CpuSet actual = CpuSet::of_this_thread();
   if (setup.set_affinity && !(actual == setup.binding.cpus))
     problems.push_back("CPU affinity is " + actual.to_list() + ", expected " + setup.binding.cpus.to_list());
@@ -127,11 +132,12 @@ int check_task(const Topology& topology, const NodePlan& plan, const PluginConfi
   if (json) {
     (*json)["task"] = {{"ok", problems.empty()}, {"problems", problems}, {"mode", env.at("GPUDIRECT_MODE")},
                        {"gpus", env.count("GPUDIRECT_GPUS") ? env.at("GPUDIRECT_GPUS") : ""},
-                       {"nics", env.count("GPUDIRECT_NICS") ? env.at("GPUDIRECT_NICS") : ""}, {"cpus", actual.to_list()}};
+                       {"nics", env.count("GPUDIRECT_NICS") ? env.at("GPUDIRECT_NICS") : ""}, {"cpus", actual.to_list()},
+                       {"net_plugin", net_plugin ? nlohmann::json(net_plugin->library) : nlohmann::json()}};
   } else if (problems.empty()) {
-    std::printf("gpudirect doctor: %s: OK (mode %s, gpus %s, nics %s, cpus %s)\n", who.c_str(), env.at("GPUDIRECT_MODE").c_str(),
+    std::printf("gpudirect doctor: %s: OK (mode %s, gpus %s, nics %s, cpus %s%s)\n", who.c_str(), env.at("GPUDIRECT_MODE").c_str(),
                 env.count("GPUDIRECT_GPUS") ? env.at("GPUDIRECT_GPUS").c_str() : "", env.count("GPUDIRECT_NICS") ? env.at("GPUDIRECT_NICS").c_str() : "",
-                actual.to_list().c_str());
+                actual.to_list().c_str(), net_plugin ? (", net plugin " + net_plugin->library).c_str() : "");
   } else {
     for (const auto& problem : problems) std::printf("gpudirect doctor: %s: MISMATCH: %s\n", who.c_str(), problem.c_str());
   }
