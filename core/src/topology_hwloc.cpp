@@ -125,6 +125,9 @@ HwlocTopology new_topology(const std::string& what) {
   HwlocTopology topology(raw);
   // hwloc drops I/O objects unless asked: we need PCI devices, bridges and OS devices.
   hwloc_topology_set_io_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_ALL);
+  // The GPUs' local CPUs are a fact of the machine: keep CPUs the process that wrote a file (lstopo
+  // in a job's cgroup) or this one may not use; Slurm's own CPU set is applied per task later.
+  hwloc_topology_set_flags(raw, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
   return topology;
 }
 
@@ -193,8 +196,6 @@ Topology read_hwloc(const std::string& path, const xmlDoc& doc, std::string* hwl
 Topology load_live_topology(std::string* hwloc_export) {
   keep_hwloc_plugins_loaded();
   HwlocTopology topology = new_topology("live topology");
-  // The GPUs' local CPUs are a fact of the machine: keep CPUs this process's cgroup may not use.
-  hwloc_topology_set_flags(topology.get(), HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
   if (hwloc_topology_load(topology.get()) != 0)
     throw TopologyError("hwloc could not discover this node's topology; set topology=FILE to use a saved one");
   // Every real node has PCI devices: none means hwloc could not read them (its PCI component, a
@@ -212,7 +213,6 @@ Topology load_live_topology(std::string* hwloc_export) {
 Topology load_exported_hwloc_xml(const std::string& xml, const std::string& source) {
   keep_hwloc_plugins_loaded();
   HwlocTopology topology = new_topology(source);
-  hwloc_topology_set_flags(topology.get(), HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
   if (hwloc_topology_set_xmlbuffer(topology.get(), xml.c_str(), static_cast<int>(xml.size() + 1)) != 0 ||
       hwloc_topology_load(topology.get()) != 0)
     throw TopologyError("hwloc rejected the cached XML of " + source);

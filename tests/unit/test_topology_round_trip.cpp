@@ -41,6 +41,9 @@ std::string export_by_hwloc(const std::filesystem::path& path, unsigned long fla
   hwloc_topology_t topology = nullptr;
   REQUIRE(hwloc_topology_init(&topology) == 0);
   hwloc_topology_set_io_types_filter(topology, HWLOC_TYPE_FILTER_KEEP_ALL);
+  // The whole machine, as the file describes it: lstopo run in a job's cgroup marks the CPUs it
+  // could not use as disallowed, and they are still the machine's.
+  hwloc_topology_set_flags(topology, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
   std::string xml;
   if (hwloc_topology_set_xml(topology, path.c_str()) == 0 && hwloc_topology_load(topology) == 0) {
     char* buffer = nullptr;
