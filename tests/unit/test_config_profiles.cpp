@@ -15,8 +15,10 @@ TEST_CASE("values of the --gpu-direct option", "[mode]") {
   CHECK(verbose.verbose);
   CHECK(parse_mode_request("verbose").verbose);
   CHECK(*parse_mode_request("auto").mode == Mode::auto_detect);
+  CHECK(*parse_mode_request("gib,verbose").mode == Mode::gib);
+  CHECK(to_string(Mode::gib) == "gib");
   for (const char* bad : {"tcpxx", "TCPXO", "tcpxo,", ",tcpxo", "tcpxo,tcpx", "verbose,verbose", "tcpxo,loud"})
-    CHECK_THROWS_WITH(parse_mode_request(bad), Catch::Contains("expected auto, tcpxo, tcpx, rdma or off"));
+    CHECK_THROWS_WITH(parse_mode_request(bad), Catch::Contains("expected auto, tcpxo, tcpx, gib, rdma or off"));
 }
 
 TEST_CASE("plugstack arguments", "[plugin_config]") {
@@ -32,6 +34,14 @@ TEST_CASE("plugstack arguments", "[plugin_config]") {
   CHECK(d.default_mode == Mode::off);
   CHECK(lib_dir_for(d, Mode::tcpxo) == "/var/lib/tcpxo/lib64");
   CHECK(lib_dir_for(d, Mode::tcpx) == "/var/lib/tcpx/lib64");
+  CHECK(lib_dir_for(d, Mode::gib) == "/usr/local/gib/lib64");  // where Google's nccl-gib package installs
+  CHECK(lib_dir_for(c, Mode::gib) == "/opt/tcpxo");              // lib_dir= is the node's one plugin dir
+  CHECK(lib_dir_for(c, Mode::rdma).empty());
+  CHECK(d.gib_machine.empty());
+  CHECK(parse_plugin_config({"gib_machine=a4"}).gib_machine == "a4");
+  CHECK(parse_plugin_config({"default=gib"}).default_mode == Mode::gib);
+  for (const char* bad : {"gib_machine=A4", "gib_machine=a4/../x", "gib_machine=a 4"})
+    CHECK_THROWS_WITH(parse_plugin_config({bad}), Catch::Contains("expected a machine name such as a3u or a4"));
   CHECK(d.topology_cache == "/run/gpudirect-slurm");
   CHECK(parse_plugin_config({"topology_cache=off"}).topology_cache.empty());
   CHECK(parse_plugin_config({"topology_cache=/var/cache/gd"}).topology_cache == "/var/cache/gd");
@@ -87,7 +97,7 @@ TEST_CASE("the shipped TCPXO profile renders Google's default environment", "[pr
 }
 
 TEST_CASE("every shipped profile parses; rdma picks IB or EFA variables", "[profile]") {
-  for (const char* name : {"tcpxo", "tcpxo-simple", "tcpx", "rdma"}) CHECK_NOTHROW(load_profile(name, {GPUDIRECT_PROFILE_DIR}));
+  for (const char* name : {"tcpxo", "tcpxo-simple", "tcpx", "gib", "rdma"}) CHECK_NOTHROW(load_profile(name, {GPUDIRECT_PROFILE_DIR}));
   const auto rdma = load_profile("rdma", {GPUDIRECT_PROFILE_DIR});
   const auto ib = apply_env(render(rdma, {{"TASK_IB_HCAS", "mlx5_3"}, {"CTRL_NIC", "eth0"}}), {});
   CHECK(ib.at("NCCL_IB_HCA") == "=mlx5_3");
