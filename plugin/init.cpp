@@ -24,7 +24,7 @@ char option_name[] = "gpu-direct";
 char option_arginfo[] = "MODE";
 char option_usage[] =
     "Set each task's GPU/NIC/CPU affinity and GPUDirect network environment. MODE: auto, tcpxo, tcpx, "
-    "rdma or off, optionally with ',verbose' to print each task's binding. Without MODE: the site default.";
+    "gib, rdma or off, optionally with ',verbose' to print each task's binding. Without MODE: the site default.";
 
 struct spank_option gpu_direct_option = {option_name, option_arginfo, option_usage, 2, 0, option_callback};
 

@@ -36,7 +36,7 @@ and records them in DESTDIR/var/lib/gpudirect-slurm/install-manifest.
 Refuses a plugin built for another Slurm major.minor than this node's slurmd.
 
 Plugstack line (README.md "Installing on a cluster" explains each argument):
-  --default MODE         default= (off|auto|tcpxo|tcpx|rdma; default off: nothing changes
+  --default MODE         default= (off|auto|tcpxo|tcpx|gib|rdma; default off: nothing changes
                          until a user asks for --gpu-direct)
   --lib-dir PATH         lib_dir=
   --rxdm-ready PATH      rxdm_ready= (the file gpudirect-rxdm creates when RxDM is ready)
@@ -85,7 +85,7 @@ parse_options() {
       *) die "unknown option '$1' (try --help)" ;;
     esac
   done
-  case "$DEFAULT_MODE" in off|auto|tcpxo|tcpx|rdma) ;; *) die "--default must be off, auto, tcpxo, tcpx or rdma, not '$DEFAULT_MODE'" ;; esac
+  case "$DEFAULT_MODE" in off|auto|tcpxo|tcpx|gib|rdma) ;; *) die "--default must be off, auto, tcpxo, tcpx, gib or rdma, not '$DEFAULT_MODE'" ;; esac
   [ -z "$DESTDIR" ] || { mkdir -p "$DESTDIR"; DESTDIR=$(cd "$DESTDIR" && pwd); }
   [ "$DESTDIR" = / ] && DESTDIR=""
   MANIFEST_PATH=/var/lib/gpudirect-slurm/install-manifest

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A real Slurm on this machine, for tests and demos: a private munged, slurmctld, and N slurmd,
 # each node in its own network + UTS namespace (hostname nodeN) with the interface names of a
-# Google A3 Mega node (control NIC enp0s12, data NICs enp6s0 ... enp142s0) and 8 fake GPUs
-# through gres. Everything lives under one directory and `down` removes every trace.
+# Google A3 Mega node (control NIC enp0s12, data NICs enp6s0 ... enp142s0), or with --machine
+# a3ultra of an A3 Ultra / A4 node (gVNICs enp0s19 and enp192s20, RoCE netdevs gpu0rdma0 ...
+# gpu7rdma0), and 8 fake GPUs through gres. Everything lives under one directory and `down` removes every trace.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -22,7 +23,7 @@ SLURMD_PORT=16818
 BRIDGE=gdbr0
 DATA_BRIDGE=gddata0
 CTL_NET=10.99.0
-DATA_NICS=(enp6s0 enp7s0 enp13s0 enp14s0 enp134s0 enp135s0 enp141s0 enp142s0)
+MACHINE=a3mega
 CPUS_PER_NODE=16  # more than the machine has (SlurmdParameters=config_overrides): 8 tasks per node fit
 
 usage() {
@@ -51,6 +52,9 @@ Options:
   --constrain-devices   TaskPlugin=task/cgroup with ConstrainDevices=yes: each task sees only its
                         GPUs, numbered from 0 in CUDA_VISIBLE_DEVICES (the fake GPUs are then
                         character devices 195:N, like /dev/nvidiaN, instead of links to /dev/null)
+  --machine NAME        the nodes' interface names: a3mega (enp0s12; enp6s0 ... enp142s0, the
+                        default) or a3ultra (A3 Ultra and A4: enp0s19, enp192s20; gpu0rdma0 ...
+                        gpu7rdma0; veths only, no RDMA devices: give the plugin a topology file)
   --no-netns            run every slurmd on localhost with its own port instead of in a namespace
                         (tasks then share this machine's hostname and interfaces)
   -h, --help            this help
@@ -72,6 +76,7 @@ parse_options() {
       --prolog) PROLOG=${2:?--prolog needs a path}; shift 2 ;;
       --epilog) EPILOG=${2:?--epilog needs a path}; shift 2 ;;
       --node-private) NODE_PRIVATE=${2:?--node-private needs a directory}; shift 2 ;;
+      --machine) MACHINE=${2:?--machine needs a3mega or a3ultra}; shift 2 ;;
       --no-netns) NETNS=0; shift ;;
       --constrain-devices) CONSTRAIN_DEVICES=1; shift ;;
       -h|--help) usage; exit 0 ;;
@@ -79,6 +84,14 @@ parse_options() {
     esac
   done
   case "$NODES" in [1-8]) ;; *) die "--nodes must be between 1 and 8" ;; esac
+  # CTRL_NIC carries the cluster's own traffic (default route); HOST_NICS are further host-side
+  # NICs on their own subnet; DATA_NICS the per-GPU NICs, on the data bridge.
+  case "$MACHINE" in
+    a3mega) CTRL_NIC=enp0s12; HOST_NICS=(); DATA_NICS=(enp6s0 enp7s0 enp13s0 enp14s0 enp134s0 enp135s0 enp141s0 enp142s0) ;;
+    a3ultra) CTRL_NIC=enp0s19; HOST_NICS=(enp192s20); DATA_NICS=(gpu0rdma0 gpu1rdma0 gpu2rdma0 gpu3rdma0 gpu4rdma0 gpu5rdma0 gpu6rdma0 gpu7rdma0) ;;
+    *) die "--machine must be a3mega or a3ultra, not '$MACHINE'" ;;
+  esac
+  [ "$MACHINE" = a3mega ] || [ "$NETNS" = 1 ] || die "--machine $MACHINE needs the nodes' own namespaces (drop --no-netns)"
   [ -z "$PLUGIN" ] || [ -f "$PLUGIN" ] || die "plugin $PLUGIN does not exist (build it: cmake --preset release && cmake --build --preset release)"
   local script
   for script in "$PROLOG" "$EPILOG"; do
@@ -203,11 +216,17 @@ make_network() {
     ns=$(netns_name "$i")
     ip netns add "$ns"
     ip -n "$ns" link set lo up
-    ip link add "gdc$i" type veth peer name enp0s12 netns "$ns"
+    ip link add "gdc$i" type veth peer name "$CTRL_NIC" netns "$ns"
     ip link set "gdc$i" master "$BRIDGE" up
-    ip -n "$ns" addr add "$CTL_NET.$((10 + i))/24" dev enp0s12
-    ip -n "$ns" link set enp0s12 up
+    ip -n "$ns" addr add "$CTL_NET.$((10 + i))/24" dev "$CTRL_NIC"
+    ip -n "$ns" link set "$CTRL_NIC" up
     ip -n "$ns" route add default via "$CTL_NET.1"
+    for k in "${!HOST_NICS[@]}"; do
+      ip link add "gd${i}h$k" type veth peer name "${HOST_NICS[$k]}" netns "$ns"
+      ip link set "gd${i}h$k" master "$BRIDGE" up
+      ip -n "$ns" addr add "10.97.$k.$((10 + i))/24" dev "${HOST_NICS[$k]}"
+      ip -n "$ns" link set "${HOST_NICS[$k]}" up
+    done
     for k in "${!DATA_NICS[@]}"; do
       ip link add "gd${i}d$k" type veth peer name "${DATA_NICS[$k]}" netns "$ns"
       ip link set "gd${i}d$k" master "$DATA_BRIDGE" up

@@ -79,6 +79,16 @@ NodePlan plan_node(const Topology& topology) {
     if (!control_key || key < *control_key) control_key = key;
   }
   if (control_key) plan.control_nic = std::get<3>(*control_key);
+  // The host NICs: the control NIC and its kind's other NICs that no GPU could use (A3 Ultra and
+  // A4 have two gVNICs next to their RDMA NICs; A3 Mega's other gVNICs are data NICs).
+  if (plan.control_nic) {
+    const NicKind control_kind = nic_at(*plan.control_nic).kind;
+    for (int n = 0; n < static_cast<int>(topology.nics.size()); ++n) {
+      const Nic& nic = nic_at(n);
+      if (nic.kind != control_kind || nearest_shared_depth(nic.switch_path, topology.gpus) > 0) continue;
+      if (n == *plan.control_nic || control_kind != best) plan.host_nics.push_back(n);
+    }
+  }
   if (topology.nics.empty())
     plan.control_note = "this node has no NICs";
   else if (!plan.control_nic)

@@ -14,6 +14,7 @@
 #include "gpudirect/text.hpp"
 #include "gpudirect/topology_sources.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdint>
@@ -127,6 +128,57 @@ void check_object_attributes(const std::string& path, const xmlNode* node, const
   if (type == "OSDev" && !attribute(node, "name")) throw TopologyError(where + "an OSDev object has no name attribute");
 }
 
+// A number as hwloc 1.x wrote distances ("%f": "1.600000"), nothing else.
+bool is_plain_decimal(std::string_view text) {
+  const std::size_t dot = text.find('.');
+  const std::string_view whole = text.substr(0, dot);
+  const std::string_view fraction = dot == std::string_view::npos ? std::string_view{} : text.substr(dot + 1);
+  const auto digits = [](std::string_view part) {
+    return std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  return !whole.empty() && whole.size() <= 12 && digits(whole) && (dot == std::string_view::npos || (!fraction.empty() && fraction.size() <= 12 && digits(fraction)));
+}
+
+// hwloc 1.x's NUMA latency matrix inside an object: <distances nbobjs relative_depth latency_base>
+// with nbobjs^2 <latency value/> (hwloc 2 turns it into today's matrix). Checked, then written again.
+void write_v1_distances(std::string& out, const std::string& path, const xmlNode* node, int depth) {
+  const std::string where = line_of(path, node);
+  const auto count = attribute(node, "nbobjs");
+  const auto relative_depth = attribute(node, "relative_depth");
+  const auto base = attribute(node, "latency_base");
+  const auto objects = count ? try_parse_integer<unsigned>(*count, 1, kMaxDistanceObjects) : std::nullopt;
+  const auto levels = relative_depth ? try_parse_integer<unsigned>(*relative_depth, 0, 1024) : std::nullopt;
+  if (!objects || !levels || !base || !is_plain_decimal(*base))
+    throw TopologyError(where + "a hwloc 1.x <distances> element needs nbobjs from 1 to " + std::to_string(kMaxDistanceObjects) +
+                        ", a relative_depth and a latency_base" + kRefresh);
+  const std::size_t n = *objects;
+  std::vector<std::string> values;
+  for (const xmlNode* child = node->children; child; child = child->next) {
+    if (child->type != XML_ELEMENT_NODE) continue;
+    const auto value = attribute(child, "value");
+    if (!is_element(child, "latency") || !value || !is_plain_decimal(*value))
+      throw TopologyError(line_of(path, child) + "a hwloc 1.x <distances> holds only <latency value=\"1.000000\"/> elements" + kRefresh);
+    values.push_back(*value);
+  }
+  if (values.size() != n * n)
+    throw TopologyError(where + "a hwloc 1.x <distances> of " + std::to_string(n) + " objects has " +
+                        std::to_string(values.size()) + " latencies, expected " + std::to_string(n * n) + kRefresh);
+  indent(out, depth);
+  out += "<distances";
+  append_attribute(out, "nbobjs", std::to_string(n));
+  append_attribute(out, "relative_depth", std::to_string(*levels));
+  append_attribute(out, "latency_base", *base);
+  out += ">\n";
+  for (const std::string& value : values) {
+    indent(out, depth + 1);
+    out += "<latency";
+    append_attribute(out, "value", value);
+    out += "/>\n";
+  }
+  indent(out, depth);
+  out += "</distances>\n";
+}
+
 // <info name= value=/>: hwloc refuses (and leaks the object) for any other attribute, and skips an
 // info without both.
 void write_info(std::string& out, const xmlNode* node, int depth) {
@@ -162,7 +214,7 @@ void write_object(std::string& out, const std::string& path, const xmlNode* node
   }
   // hwloc reads an object's info children before its object children; write them in that order.
   std::vector<const xmlNode*> children;
-  std::string infos;
+  std::string infos, distances;
   for (const xmlNode* child = node->children; child; child = child->next) {
     if (child->type == XML_TEXT_NODE || child->type == XML_CDATA_SECTION_NODE) {
       if (child->content && !trim(reinterpret_cast<const char*>(child->content)).empty())
@@ -176,15 +228,18 @@ void write_object(std::string& out, const std::string& path, const xmlNode* node
       children.push_back(child);
     else if (name == "info")
       write_info(infos, child, depth + 1);
-    else if (name != "page_type" && name != "userdata" && name != "distances")  // not read by the plugin
+    else if (name == "distances")
+      write_v1_distances(distances, path, child, depth + 1);
+    else if (name != "page_type" && name != "userdata")  // not read by the plugin
       throw TopologyError(line_of(path, child) + "unknown element <" + quote_bounded(name) + "> in an <object>" + kRefresh);
   }
-  if (children.empty() && infos.empty()) {
+  if (children.empty() && infos.empty() && distances.empty()) {
     out += "/>\n";
     return;
   }
   out += ">\n";
   out += infos;
+  out += distances;  // where hwloc 1.x wrote them: before the children
   for (const xmlNode* child : children) write_object(out, path, child, depth + 1);
   indent(out, depth);
   out += "</object>\n";

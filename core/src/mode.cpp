@@ -9,8 +9,12 @@
 namespace gpudirect {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, Mode>, 5> kModes{{
-    {"auto", Mode::auto_detect}, {"tcpxo", Mode::tcpxo}, {"tcpx", Mode::tcpx}, {"rdma", Mode::rdma}, {"off", Mode::off}}};
+constexpr std::array<std::pair<std::string_view, Mode>, 6> kModes{{{"auto", Mode::auto_detect},
+                                                                   {"tcpxo", Mode::tcpxo},
+                                                                   {"tcpx", Mode::tcpx},
+                                                                   {"gib", Mode::gib},
+                                                                   {"rdma", Mode::rdma},
+                                                                   {"off", Mode::off}}};
 
 [[noreturn]] void reject(std::string_view value) {
   throw std::invalid_argument("invalid --gpu-direct value '" + quote_bounded(value) + "': " + valid_modes_message());
@@ -19,7 +23,7 @@ constexpr std::array<std::pair<std::string_view, Mode>, 5> kModes{{
 }  // namespace
 
 std::string valid_modes_message() {
-  return "expected auto, tcpxo, tcpx, rdma or off, optionally followed by ',verbose' (e.g. --gpu-direct=tcpxo,verbose)";
+  return "expected auto, tcpxo, tcpx, gib, rdma or off, optionally followed by ',verbose' (e.g. --gpu-direct=tcpxo,verbose)";
 }
 
 std::string_view to_string(Mode mode) {

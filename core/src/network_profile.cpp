@@ -58,9 +58,9 @@ std::string expand(const std::string& value, const std::string& where, Use use) 
 }  // namespace
 
 const std::vector<std::string>& known_placeholders() {
-  static const std::vector<std::string> names{"TASK_NICS",        "DATA_NICS",      "CTRL_NIC",
-                                              "TASK_RDMA_DEVICES", "TASK_IB_HCAS",   "TASK_EFA_DEVICES",
-                                              "LIB_DIR",          "SLURM_JOB_ID",   "TASK_GPUS"};
+  static const std::vector<std::string> names{"TASK_NICS",         "DATA_NICS",    "CTRL_NIC",         "HOST_NICS",
+                                              "TASK_RDMA_DEVICES", "TASK_IB_HCAS", "TASK_EFA_DEVICES", "LIB_DIR",
+                                              "GIB_MACHINE",       "SLURM_JOB_ID", "TASK_GPUS"};
   return names;
 }
 
@@ -145,9 +145,10 @@ std::vector<EnvAction> render(const NetworkProfile& profile, const ProfileInputs
     action.kind = line.kind;
     action.value = expand(line.value_template, where, [&](const std::string& placeholder) {
       std::string value = value_of(placeholder);
+      const bool host_side = placeholder == "CTRL_NIC" || placeholder == "HOST_NICS";
       if (value.empty())
         throw ProfileError(where + ": ${" + placeholder + "} is empty on this node (" + line.name + " needs it)" +
-                           (placeholder == "CTRL_NIC" ? ": no NIC outside the GPUs' PCIe switches was found" : ""));
+                           (host_side ? ": no NIC outside the GPUs' PCIe switches was found" : ""));
       return value;
     });
     actions.push_back(std::move(action));

@@ -14,7 +14,8 @@ namespace gpudirect {
 namespace {
 
 constexpr const char* kKeys =
-    "default, lib_dir, profile_dir, profile.tcpxo, topology, topology_cache, cpu_bind, rxdm_ready, rxdm_timeout, verbose";
+    "default, lib_dir, profile_dir, profile.tcpxo, gib_machine, topology, topology_cache, cpu_bind, rxdm_ready, rxdm_timeout, "
+    "verbose";
 
 [[noreturn]] void reject(const std::string& arg, const std::string& why) {
   throw std::invalid_argument("plugstack argument '" + quote_bounded(arg, 128) + "': " + why);
@@ -44,6 +45,12 @@ bool is_profile_name(const std::string& value) {
          });
 }
 
+bool is_machine_name(const std::string& value) {
+  return value.size() <= 32 && std::all_of(value.begin(), value.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+         });
+}
+
 }  // namespace
 
 PluginConfig parse_plugin_config(const std::vector<std::string>& args) {
@@ -60,7 +67,7 @@ PluginConfig parse_plugin_config(const std::vector<std::string>& args) {
       try {
         config.default_mode = parse_mode(value);
       } catch (const std::invalid_argument&) {
-        reject(arg, "expected auto, tcpxo, tcpx, rdma or off");
+        reject(arg, "expected auto, tcpxo, tcpx, gib, rdma or off");
       }
     } else if (key == "lib_dir") {
       config.lib_dir = absolute_path(arg, value);
@@ -69,6 +76,10 @@ PluginConfig parse_plugin_config(const std::vector<std::string>& args) {
     } else if (key == "profile.tcpxo") {
       if (!is_profile_name(value)) reject(arg, "expected a profile name such as tcpxo-simple (letters, digits, '-', '_', '.')");
       config.tcpxo_profile = value;
+    } else if (key == "gib_machine") {
+      // Becomes part of a file name (tuner_config_<machine>.txtpb): a plain word.
+      if (!is_machine_name(value)) reject(arg, "expected a machine name such as a3u or a4 (lowercase letters, digits, '-', '_')");
+      config.gib_machine = value;
     } else if (key == "topology") {
       config.topology = absolute_path(arg, value);
     } else if (key == "topology_cache") {
@@ -93,11 +104,12 @@ PluginConfig parse_plugin_config(const std::vector<std::string>& args) {
 std::string default_lib_dir(Mode mode) {
   if (mode == Mode::tcpxo) return "/var/lib/tcpxo/lib64";
   if (mode == Mode::tcpx) return "/var/lib/tcpx/lib64";
+  if (mode == Mode::gib) return "/usr/local/gib/lib64";
   return "";
 }
 
 std::string lib_dir_for(const PluginConfig& config, Mode mode) {
-  if ((mode == Mode::tcpxo || mode == Mode::tcpx) && !config.lib_dir.empty()) return config.lib_dir;
+  if ((mode == Mode::tcpxo || mode == Mode::tcpx || mode == Mode::gib) && !config.lib_dir.empty()) return config.lib_dir;
   return default_lib_dir(mode);
 }
 
@@ -115,6 +127,7 @@ std::string describe(const PluginConfig& config) {
   out += " lib_dir=" + (config.lib_dir.empty() ? std::string("(per mode)") : config.lib_dir);
   if (!config.profile_dir.empty()) out += " profile_dir=" + config.profile_dir;
   out += " profile.tcpxo=" + config.tcpxo_profile;
+  if (!config.gib_machine.empty()) out += " gib_machine=" + config.gib_machine;
   out += " topology=" + (config.topology.empty() ? std::string("(live hwloc)") : config.topology);
   out += " topology_cache=" + (config.topology_cache.empty() ? std::string("off") : config.topology_cache);
   out += std::string(" cpu_bind=") + (config.cpu_bind ? "on" : "off");

@@ -1,5 +1,6 @@
 #include "gpudirect/task_setup.hpp"
 
+#include "gpudirect/gib_machine.hpp"
 #include "gpudirect/gpu_selection.hpp"
 #include "gpudirect/network_interfaces.hpp"
 #include "gpudirect/slurm_tasks.hpp"
@@ -106,6 +107,10 @@ TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSe
   if (setup.mode == Mode::tcpx && !input.facts.tcpx_plugin)
     throw fail("the TCPX NCCL plugin is missing: no libnccl-net.so in " + lib_dir +
                "; install it on the node or point lib_dir= in plugstack.conf at it");
+  if (setup.mode == Mode::gib && !input.facts.gib_plugin)
+    throw fail("the gIB NCCL plugin is missing: no libnccl-net.so in " + lib_dir +
+               "; install Google's nccl-gib package on the node (it installs /usr/local/gib) or point lib_dir= in "
+               "plugstack.conf at its lib64");
 
   std::vector<std::string> task_nics, data_nics, rdma, ib, efa, gpu_ids;
   for (int n : setup.binding.nics) {
@@ -123,11 +128,17 @@ TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSe
   for (int g : setup.binding.gpus) gpu_ids.push_back(std::to_string(g));
   const std::string control_name =
       plan.control_nic ? topology.nics[static_cast<std::size_t>(*plan.control_nic)].interface_name : "";
+  std::vector<std::string> host_nics;
+  for (int n : plan.host_nics) {
+    const Nic& nic = topology.nics[static_cast<std::size_t>(n)];
+    if (!nic.interface_name.empty()) host_nics.push_back(nic.interface_name);
+  }
   // A topology file names the NICs of the node it was saved on: on a node whose interfaces are
   // named otherwise the profile would hand NCCL names that do not exist here.
   if (input.node_interfaces) {
     std::vector<std::string> named = data_nics;
     named.insert(named.end(), task_nics.begin(), task_nics.end());
+    named.insert(named.end(), host_nics.begin(), host_nics.end());
     if (!control_name.empty()) named.push_back(control_name);
     if (const auto missing = missing_interfaces(named, *input.node_interfaces); !missing.empty()) {
       std::vector<std::string> here(input.node_interfaces->begin(),
@@ -143,14 +154,22 @@ TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSe
   if (setup.mode == Mode::rdma && rdma.empty())
     throw fail("--gpu-direct=rdma needs RDMA NICs next to the task's GPUs, and none has an RDMA device: "
                "use --gpu-direct=tcpxo/tcpx on Google A3 nodes, or off");
+  if (setup.mode == Mode::gib && ib.empty())
+    throw fail("--gpu-direct=gib needs the RoCE NICs next to the task's GPUs (A3 Ultra, A4: one per GPU), and none has an "
+               "RDMA device here: check the NICs' driver (ibv_devices lists them), use --gpu-direct=tcpxo/tcpx on A3 "
+               "Mega/High nodes, or off");
+  // A tuner config per machine: from the plugstack line, else from the GPUs.
+  const GibMachine machine = input.config.gib_machine.empty() ? gib_machine(topology) : GibMachine{input.config.gib_machine, ""};
 
   ProfileInputs inputs{{"TASK_NICS", join(task_nics)},
                        {"DATA_NICS", join(data_nics)},
                        {"CTRL_NIC", control_name},
+                       {"HOST_NICS", join(host_nics)},
                        {"TASK_RDMA_DEVICES", join(rdma)},
                        {"TASK_IB_HCAS", join(ib)},
                        {"TASK_EFA_DEVICES", join(efa)},
                        {"LIB_DIR", lib_dir},
+                       {"GIB_MACHINE", machine.name},
                        {"SLURM_JOB_ID", env_or(env, "SLURM_JOB_ID")},
                        {"TASK_GPUS", join(gpu_ids)}};
   const std::string profile_name = profile_name_for(input.config, setup.mode);
@@ -162,7 +181,10 @@ TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSe
   } catch (const ProfileError& e) {
     std::string why = e.what();
     // Say why there is no control NIC name rather than leave an empty one to the profile.
-    if (why.find("${CTRL_NIC}") != std::string::npos) {
+    if (why.find("${GIB_MACHINE}") != std::string::npos) {
+      why += " (" + machine.why + "): set gib_machine= in plugstack.conf to the machine of the tuner config to use, e.g. "
+             "gib_machine=a4 for /usr/local/gib/configs/tuner_config_a4.txtpb";
+    } else if (why.find("${CTRL_NIC}") != std::string::npos || why.find("${HOST_NICS}") != std::string::npos) {
       if (!plan.control_nic)
         why += " (" + plan.control_note + ")";
       else
@@ -177,13 +199,14 @@ TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSe
     }
     throw fail(why);
   }
-  // What the mode's transport calls a NIC: the RDMA device for rdma (NCCL_IB_HCA), the netdev for
+  // What the mode's transport calls a NIC: the RDMA device for rdma and gib (NCCL_IB_HCA), the netdev for
   // socket-based transports (TCPX/TCPXO); the bus id when the NIC has neither name here.
   std::vector<std::string> nic_names;
   for (int n : setup.binding.nics) {
     const Nic& nic = topology.nics[static_cast<std::size_t>(n)];
-    const std::string& preferred = setup.mode == Mode::rdma ? nic.rdma_device : nic.interface_name;
-    const std::string& other = setup.mode == Mode::rdma ? nic.interface_name : nic.rdma_device;
+    const bool verbs = setup.mode == Mode::rdma || setup.mode == Mode::gib;
+    const std::string& preferred = verbs ? nic.rdma_device : nic.interface_name;
+    const std::string& other = verbs ? nic.interface_name : nic.rdma_device;
     nic_names.push_back(!preferred.empty() ? preferred : !other.empty() ? other : nic_bus_id(nic));
   }
   setup.env.push_back({"CUDA_DEVICE_ORDER", "PCI_BUS_ID", EnvActionKind::set_if_unset});

@@ -9,12 +9,16 @@
 - the image step installs exactly what scripts/install-node.sh installs (both run into temporary
   roots and compared file by file), including the gpudirect-rxdm that the controller's
   prolog/epilog run, with the rxdm_ready= path of the blueprint;
-- the controller uses the long-prolog slurm.conf;
+- TCPXO/TCPX blueprints: the controller uses the long-prolog slurm.conf and runs gpudirect-rxdm;
+  gIB blueprints (A3 Ultra, A4, partition default gib): no prolog/epilog, no rxdm_ready=, no
+  /etc/profile.d hook, nccl-gib installed at the blueprint's held version, the 8-subnet RoCE
+  network and the second gVNIC attached to the GPU nodes;
 - the image starts from a public slurm-gcp image family, and no blueprint file carries a copyright
   header (every line is the project's own);
 - the node prerequisites scripts: A3 Mega's slurmd wait (no aperture device: no wait; device with an
-  empty /dev/aperture_devices: fails; populated: starts) and A3 High's RxDM topology file (4 NICs,
-  2 GPUs each, the path gpudirect-rxdm reads).
+  empty /dev/aperture_devices: fails; populated: starts), A3 High's RxDM topology file (4 NICs,
+  2 GPUs each, the path gpudirect-rxdm reads) and the gIB check (plugin missing: fails, naming it;
+  present: passes; a profile.d hook: a warning).
 
 Usage: check_blueprints.py SOURCE_DIR BUILD_DIR   (prints PASS/FAIL lines, exits 1 on a failure)
 """
@@ -146,18 +150,31 @@ def check_blueprint(path, modules, embedded):
     check(f"{name}: repo files that node commands run exist ({', '.join(sorted(repo_paths))})",
           all(os.path.exists(os.path.join(SRC, p)) for p in repo_paths))
 
+    # The partition's boot-time plugstack line says which mode the GPU nodes run.
+    partition = [r for m in all_modules for r in m.get("settings", {}).get("runners", []) or []
+                 if "install-node.sh" in str(r.get("content", ""))]
+    partition_words = shlex.split(substitute(partition[0]["content"].split("install-node.sh", 1)[1].replace("\\\n", " "),
+                                             variables)) if partition else []
+    default = partition_words[partition_words.index("--default") + 1] if "--default" in partition_words[:-1] else ""
+    gib = default == "gib"
+
     controller = [m for m in all_modules if module_path(m["source"]).endswith("schedmd-slurm-gcp-v6-controller")]
     check(f"{name}: one Slurm controller", len(controller) == 1)
     if not controller:
         return
     settings = controller[0].get("settings", {})
-    check(f"{name}: the controller uses the long-prolog slurm.conf (PrologEpilogTimeout=600)",
-          str(settings.get("slurm_conf_tpl", "")).endswith("schedmd-slurm-gcp-v6-controller/etc/long-prolog-slurm.conf.tpl"))
     prolog = " ".join(s.get("content", "") for s in settings.get("prolog_scripts", []))
     epilog = " ".join(s.get("content", "") for s in settings.get("epilog_scripts", []))
     rxdm = "/usr/libexec/gpudirect-slurm/gpudirect-rxdm"
-    check(f"{name}: the controller's prolog and epilog run the installed gpudirect-rxdm",
-          f"exec {rxdm} prolog" in prolog and f"exec {rxdm} epilog" in epilog, (prolog, epilog))
+    if gib:
+        check(f"{name}: gIB needs no per-job daemon: the controller has no prolog or epilog",
+              not settings.get("prolog_scripts") and not settings.get("epilog_scripts") and "rxdm" not in text_of(blueprint))
+        check_gib_blueprint(name, blueprint, all_modules, variables)
+    else:
+        check(f"{name}: the controller uses the long-prolog slurm.conf (PrologEpilogTimeout=600)",
+              str(settings.get("slurm_conf_tpl", "")).endswith("schedmd-slurm-gcp-v6-controller/etc/long-prolog-slurm.conf.tpl"))
+        check(f"{name}: the controller's prolog and epilog run the installed gpudirect-rxdm",
+              f"exec {rxdm} prolog" in prolog and f"exec {rxdm} epilog" in epilog, (prolog, epilog))
 
     image = [m for m in all_modules if module_path(m["source"]) == "modules/packer/custom-image"]
     family = substitute(str(image[0].get("settings", {}).get("source_image_family", "")), variables) if image else ""
@@ -187,22 +204,57 @@ def check_blueprint(path, modules, embedded):
         check(f"{name}: the image step installs exactly what install-node.sh installs ({len(image_tree)} entries)",
               image_tree == script_tree and image_tree,
               sorted(set(image_tree.items()) ^ set(script_tree.items())))
-        check(f"{name}: ... including the gpudirect-rxdm the prolog/epilog run",
-              rxdm.lstrip("/") in image_tree)
         conf = os.path.join(image_root, "etc/slurm/plugstack.conf.d/gpudirect.conf")
         line = open(conf).read() if os.path.exists(conf) else ""
-        check(f"{name}: the image's plugstack line has rxdm_ready={variables.get('gpudirect_rxdm_ready')} (what gpudirect-rxdm creates)",
-              f"rxdm_ready={variables.get('gpudirect_rxdm_ready')} " in line + " " and "default=off" in line, line)
+        if gib:
+            check(f"{name}: the image's plugstack line has default=off, the gIB lib dir and no rxdm_ready=",
+                  "default=off" in line and "lib_dir=/usr/local/gib/lib64" in line and "rxdm_ready" not in line, line)
+        else:
+            check(f"{name}: ... including the gpudirect-rxdm the prolog/epilog run",
+                  rxdm.lstrip("/") in image_tree)
+            check(f"{name}: the image's plugstack line has rxdm_ready={variables.get('gpudirect_rxdm_ready')} (what gpudirect-rxdm creates)",
+                  f"rxdm_ready={variables.get('gpudirect_rxdm_ready')} " in line + " " and "default=off" in line, line)
 
     # The partition's boot-time line: the same install, another default.
-    partition = [r for m in all_modules for r in m.get("settings", {}).get("runners", []) or []
-                 if "install-node.sh" in str(r.get("content", ""))]
     check(f"{name}: the partition's nodes get the plugstack line at boot", len(partition) == 1)
     if partition:
-        words = shlex.split(substitute(partition[0]["content"].split("install-node.sh", 1)[1].replace("\\\n", " "), variables))
+        words = partition_words
         strip = lambda a: [w for i, w in enumerate(a) if w != "--default" and (i == 0 or a[i - 1] != "--default")]
-        check(f"{name}: ... with the image's arguments but its own default",
+        check(f"{name}: ... with the image's arguments but its own default ({default})",
               strip(words[2:]) == strip(node_args) and "--default" in words, (words, node_args))
+
+
+def text_of(node):
+    return "\n".join(strings(node))
+
+
+def check_gib_blueprint(name, blueprint, all_modules, variables):
+    """A3 Ultra / A4: what gIB needs from the deployment, and what the plugin replaces."""
+    text = text_of(blueprint)
+    check(f"{name}: no /etc/profile.d hook (the plugin gives gIB's environment per job)", "profile.d" not in text)
+    runners = [r for m in all_modules for r in m.get("settings", {}).get("runners", []) or []]
+    prep = [r for r in runners if 'ghpc_stage("files/gib-node-prep.sh")' in str(r.get("source", ""))]
+    version = str(variables.get("nccl_gib_version", ""))
+    check(f"{name}: the image installs nccl-gib at the held version nccl_gib_version ({version})",
+          len(prep) == 1 and substitute(str(prep[0].get("args", "")), variables).split() == ["install", version]
+          and re.fullmatch(r"v\d+\.\d+\.\d+", version), prep)
+    nodesets = [m for m in all_modules if module_path(m["source"]).endswith("schedmd-slurm-gcp-v6-nodeset")
+                and str(m.get("settings", {}).get("machine_type", "")) in ("a3-ultragpu-8g", "a4-highgpu-8g")]
+    check(f"{name}: one A3 Ultra or A4 nodeset", len(nodesets) == 1)
+    if len(nodesets) != 1:
+        return
+    nodeset = nodesets[0]["settings"]
+    rdma = [m for m in all_modules if module_path(m["source"]) == "modules/network/gpu-rdma-vpc"]
+    rdma_settings = rdma[0].get("settings", {}) if rdma else {}
+    check(f"{name}: one RoCE network of 8 subnets with the zone's vpc-roce profile",
+          len(rdma) == 1 and rdma_settings.get("subnetworks_template", {}).get("count") == 8
+          and str(rdma_settings.get("network_profile", "")).endswith("$(vars.zone)-vpc-roce"))
+    networks = str(nodeset.get("additional_networks", ""))
+    check(f"{name}: the GPU nodes get the second gVNIC and the RoCE NICs",
+          bool(rdma) and f"{rdma[0]['id']}.subnetwork_interfaces" in networks and 'nic_type="GVNIC"' in networks, networks)
+    conf = nodeset.get("node_conf", {})
+    check(f"{name}: node_conf: 2 sockets x 56 cores x 2 threads (224 vCPUs)",
+          (conf.get("SocketsPerBoard"), conf.get("CoresPerSocket"), conf.get("ThreadsPerCore")) == (2, 56, 2), conf)
 
 
 def run(cmd, env_extra, timeout=30):
@@ -259,14 +311,34 @@ def check_node_prep():
               out.stderr + text)
 
 
+def check_gib_prep():
+    prep = os.path.join(BLUEPRINTS, "files", "gib-node-prep.sh")
+    with tempfile.TemporaryDirectory() as root:
+        gib, hook = os.path.join(root, "gib"), os.path.join(root, "nccl-gib.sh")
+        env = {"GIB_ROOT": gib, "PROFILE_HOOK": hook}
+        out = run([prep, "check"], env)
+        check("gib-node-prep.sh check: no gIB plugin: fails, naming the file",
+              out.returncode == 1 and f"{gib}/lib64/libnccl-net.so is missing" in out.stderr, out.stderr)
+        os.makedirs(os.path.join(gib, "lib64"))
+        open(os.path.join(gib, "lib64", "libnccl-net.so"), "w").close()
+        out = run([prep, "check"], env)
+        check("gib-node-prep.sh check: plugin present: passes, quietly", out.returncode == 0 and not out.stderr, out.stderr)
+        open(hook, "w").close()
+        out = run([prep, "check"], env)
+        check("gib-node-prep.sh check: a profile.d hook: a warning naming it",
+              out.returncode == 0 and f"warning: {hook} exists" in out.stderr, out.stderr)
+
+
 def main():
     modules, embedded = toolkit_lists()
     found = sorted(f for f in os.listdir(BLUEPRINTS) if f.endswith("-blueprint.yaml"))
-    check("blueprints/: an A3 Mega and an A3 High blueprint",
-          "a3mega-slurm-blueprint.yaml" in found and "a3high-slurm-blueprint.yaml" in found, found)
+    wanted = ["a3mega", "a3high", "a3ultra", "a4high"]
+    check("blueprints/: A3 Mega, A3 High, A3 Ultra and A4 blueprints",
+          all(f"{w}-slurm-blueprint.yaml" in found for w in wanted), found)
     for f in found:
         check_blueprint(os.path.join(BLUEPRINTS, f), modules, embedded)
     check_node_prep()
+    check_gib_prep()
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -7,7 +7,7 @@ run() { out=$("$@" 2>&1); rc=$?; }
 
 run srun -N1 -n1 --gpu-direct=tcpxx true
 [ $rc -ne 0 ] && pass "invalid --gpu-direct value: srun exits non-zero ($rc)" || fail "invalid value accepted" "$out"
-expect_contains "invalid value: message lists the valid values" "invalid --gpu-direct value 'tcpxx': expected auto, tcpxo, tcpx, rdma or off" "$out"
+expect_contains "invalid value: message lists the valid values" "invalid --gpu-direct value 'tcpxx': expected auto, tcpxo, tcpx, gib, rdma or off" "$out"
 [ -z "$(squeue -h)" ] && pass "invalid value: no job was created" || fail "a job exists after an invalid value" "$(squeue)"
 
 run sbatch --gpu-direct=bogus --wrap true

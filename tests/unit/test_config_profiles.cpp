@@ -17,8 +17,10 @@ TEST_CASE("values of the --gpu-direct option", "[mode]") {
   CHECK(verbose.verbose);
   CHECK(parse_mode_request("verbose").verbose);
   CHECK(*parse_mode_request("auto").mode == Mode::auto_detect);
+  CHECK(*parse_mode_request("gib,verbose").mode == Mode::gib);
+  CHECK(to_string(Mode::gib) == "gib");
   for (const char* bad : {"tcpxx", "TCPXO", "tcpxo,", ",tcpxo", "tcpxo,tcpx", "verbose,verbose", "tcpxo,loud"})
-    CHECK_THROWS_WITH(parse_mode_request(bad), Catch::Contains("expected auto, tcpxo, tcpx, rdma or off"));
+    CHECK_THROWS_WITH(parse_mode_request(bad), Catch::Contains("expected auto, tcpxo, tcpx, gib, rdma or off"));
 }
 
 TEST_CASE("plugstack arguments", "[plugin_config]") {
@@ -34,6 +36,14 @@ TEST_CASE("plugstack arguments", "[plugin_config]") {
   CHECK(d.default_mode == Mode::off);
   CHECK(lib_dir_for(d, Mode::tcpxo) == "/var/lib/tcpxo/lib64");
   CHECK(lib_dir_for(d, Mode::tcpx) == "/var/lib/tcpx/lib64");
+  CHECK(lib_dir_for(d, Mode::gib) == "/usr/local/gib/lib64");  // where Google's nccl-gib package installs
+  CHECK(lib_dir_for(c, Mode::gib) == "/opt/tcpxo");              // lib_dir= is the node's one plugin dir
+  CHECK(lib_dir_for(c, Mode::rdma).empty());
+  CHECK(d.gib_machine.empty());
+  CHECK(parse_plugin_config({"gib_machine=a4"}).gib_machine == "a4");
+  CHECK(parse_plugin_config({"default=gib"}).default_mode == Mode::gib);
+  for (const char* bad : {"gib_machine=A4", "gib_machine=a4/../x", "gib_machine=a 4"})
+    CHECK_THROWS_WITH(parse_plugin_config({bad}), Catch::Contains("expected a machine name such as a3u or a4"));
   CHECK(d.topology_cache == "/run/gpudirect-slurm");
   CHECK(parse_plugin_config({"topology_cache=off"}).topology_cache.empty());
   CHECK(parse_plugin_config({"topology_cache=/var/cache/gd"}).topology_cache == "/var/cache/gd");
@@ -90,7 +100,7 @@ TEST_CASE("the shipped TCPXO profile renders Google's default environment", "[pr
 }
 
 TEST_CASE("every shipped profile parses; rdma picks IB or EFA variables", "[profile]") {
-  for (const char* name : {"tcpxo", "tcpxo-simple", "tcpx", "rdma"}) CHECK_NOTHROW(load_profile(name, {GPUDIRECT_PROFILE_DIR}));
+  for (const char* name : {"tcpxo", "tcpxo-simple", "tcpx", "gib", "rdma"}) CHECK_NOTHROW(load_profile(name, {GPUDIRECT_PROFILE_DIR}));
   const auto rdma = load_profile("rdma", {GPUDIRECT_PROFILE_DIR});
   const auto ib = apply_env(render(rdma, {{"TASK_IB_HCAS", "mlx5_3"}, {"CTRL_NIC", "eth0"}}), {});
   CHECK(ib.at("NCCL_IB_HCA") == "=mlx5_3");
@@ -104,8 +114,10 @@ TEST_CASE("every shipped profile parses; rdma picks IB or EFA variables", "[prof
 
 TEST_CASE("every GPUDirect profile names NCCL's network, so a plugin that does not load fails NCCL", "[profile]") {
   // Without NCCL_NET, NCCL that cannot load the mode's plugin runs on sockets, 4-5x slower, silently.
-  const ProfileInputs inputs{{"DATA_NICS", "enp6s0"}, {"CTRL_NIC", "enp0s12"}, {"LIB_DIR", "/lib"}, {"SLURM_JOB_ID", "7"}};
-  for (const auto& [name, net] : {std::pair{"tcpxo", "FasTrak"}, std::pair{"tcpxo-simple", "FasTrak"}, std::pair{"tcpx", "GPUDirectTCPX_v7"}}) {
+  const ProfileInputs inputs{{"DATA_NICS", "enp6s0"}, {"CTRL_NIC", "enp0s12"}, {"HOST_NICS", "enp0s12"}, {"LIB_DIR", "/lib"},
+                             {"SLURM_JOB_ID", "7"}, {"TASK_IB_HCAS", "mlx5_0"}, {"GIB_MACHINE", "a4"}};
+  for (const auto& [name, net] : {std::pair{"tcpxo", "FasTrak"}, std::pair{"tcpxo-simple", "FasTrak"}, std::pair{"tcpx", "GPUDirectTCPX_v7"},
+                                    std::pair{"gib", "gIB"}}) {
     INFO(name);
     const auto env = apply_env(render(load_profile(name, {GPUDIRECT_PROFILE_DIR}), inputs), {{"NCCL_NET", "Socket"}});
     CHECK(env.at("NCCL_NET") == net);  // set, not only when unset: a stale NCCL_NET=Socket would undo the mode

@@ -60,7 +60,7 @@ TEST_CASE("explicit modes are taken as asked; off never waits", "[mode]") {
   CHECK(tcpxo.mode == Mode::tcpxo);  // plan_task then reports the missing plugin
   CHECK(tcpxo.reason.empty());
   CHECK(tcpxo.wait_for_rxdm);
-  for (Mode mode : {Mode::tcpx, Mode::rdma, Mode::off}) {
+  for (Mode mode : {Mode::tcpx, Mode::gib, Mode::rdma, Mode::off}) {
     const auto d = resolve_mode(ask(mode), with_rxdm(), mega, {true, true});
     CHECK(d.mode == mode);
     CHECK_FALSE(d.wait_for_rxdm);

@@ -280,6 +280,26 @@ TEST_CASE("hwloc's own bitmap forms load: zero words written empty, a missing co
   }
 }
 
+TEST_CASE("hwloc 1.x NUMA distances are read; a malformed matrix is refused with its line", "[topology]") {
+  // A real hwloc 1.11 file (flux-core's corona40): <distances> inside the machine object.
+  const std::string real = fixture("real/hwloc/flux-core-hwloc-1.11.11.xml");
+  const Topology t = load_hwloc_xml(real);
+  CHECK(numa_distance(t, 0, 1) == 16);
+  CHECK(numa_distance(t, 0, 4) == 32);
+  std::ifstream in(real);
+  const std::string good{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const std::string latency = "<latency value=\"1.600000\"/>";
+  REQUIRE(good.find(latency) != std::string::npos);
+  std::string short_matrix = good;
+  short_matrix.erase(short_matrix.find(latency), latency.size());
+  const TempFile missing("v1-distances-short.xml", short_matrix);
+  CHECK_THROWS_WITH(load_hwloc_xml(missing.path()), Catch::Contains(missing.path() + ": line ") && Catch::Contains("has 63 latencies, expected 64"));
+  std::string odd_value = good;
+  odd_value.replace(odd_value.find(latency), latency.size(), "<latency value=\"1e999\"/>");
+  const TempFile odd("v1-distances-odd.xml", odd_value);
+  CHECK_THROWS_WITH(load_hwloc_xml(odd.path()), Catch::Contains("holds only <latency value="));
+}
+
 TEST_CASE("the sniffer reads the root element, not text that looks like one", "[topology]") {
   const TempFile commented("commented.xml",
                            "<?xml version=\"1.0\"?>\n<!-- an hwloc file would start with <topology> -->\n"

@@ -22,6 +22,10 @@ struct NodePlan {
   std::vector<GpuPlacement> gpus;  // parallel to Topology::gpus; empty on a node without GPUs
   std::optional<int> control_nic;  // the NIC for sockets/bootstrap traffic (rules below)
   std::string control_note;        // why there is none, when control_nic is empty
+  // The control NIC and every other NIC of its kind that is on no GPU's switch and no data NIC,
+  // ascending: sockets traffic may use them all (A3 Ultra/A4: enp0s19, enp192s20). Empty without
+  // a control NIC.
+  std::vector<int> host_nics;
   std::vector<int> data_nics;      // every NIC some GPU uses, ascending
 };
 

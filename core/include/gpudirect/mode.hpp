@@ -7,7 +7,7 @@
 
 namespace gpudirect {
 
-enum class Mode { auto_detect, tcpxo, tcpx, rdma, off };
+enum class Mode { auto_detect, tcpxo, tcpx, gib, rdma, off };
 
 std::string_view to_string(Mode mode);  // "auto", "tcpxo", ...
 // Throws std::invalid_argument with `valid_modes_message()` for an unknown name.

@@ -16,10 +16,13 @@ namespace gpudirect {
 struct NodeFacts {
   bool tcpxo_plugin = false;  // libnccl-net.so in the tcpxo lib dir
   bool tcpx_plugin = false;   // libnccl-net.so in the tcpx lib dir
+  bool gib_plugin = false;    // libnccl-net.so in the gib lib dir (nccl-gib: /usr/local/gib/lib64)
 };
 NodeFacts probe_node_facts(const PluginConfig& config);
 
-// What `auto` picks on this node, and why in words.
+// What `auto` picks on this node, and why in words: gIB where its plugin is installed and the node
+// has RDMA NICs (a TCPXO/TCPX node has none, so one lib_dir= naming another plugin's directory
+// cannot make it gib), then TCPXO, TCPX, plain RDMA, off.
 std::pair<Mode, std::string> detect_mode(const Topology& topology, const NodeFacts& facts);
 
 // The mode asked for: the user's --gpu-direct, else the plugstack default. May be auto; when it is

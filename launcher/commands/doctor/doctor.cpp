@@ -192,9 +192,9 @@ void register_doctor(CLI::App& app, CommandContext& context) {
                      "(default: the one Slurm uses, found through $SLURM_CONF or /etc/slurm)");
   doctor->add_option("--profile-dir", options->profile_dir, "directory with network profiles (as profile_dir=)");
   doctor->add_option("--mode", options->mode,
-                     "show what --gpu-direct=MODE resolves to on this node (auto, tcpxo, tcpx, rdma, off; "
+                     "show what --gpu-direct=MODE resolves to on this node (auto, tcpxo, tcpx, gib, rdma, off; "
                      "default: the plugstack default)")
-      ->check(CLI::IsMember({"auto", "tcpxo", "tcpx", "rdma", "off"}));
+      ->check(CLI::IsMember({"auto", "tcpxo", "tcpx", "gib", "rdma", "off"}));
   doctor->add_flag("--json", options->json, "print JSON instead of a table");
   doctor->add_flag("--check", options->check, "fail unless run inside a task started with --gpu-direct");
   doctor->callback([options, &context] {

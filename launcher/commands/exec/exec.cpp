@@ -137,7 +137,7 @@ void register_exec(CLI::App& app, CommandContext& context) {
       "Give one process the plugin's binding without Slurm, then exec CMD: its GPU(s) by LOCAL_RANK of "
       "LOCAL_WORLD_SIZE (torchrun-style; CUDA_VISIBLE_DEVICES shared out the same way), their NICs and local "
       "CPUs, and the network environment of the mode (GKE JobSet pods, Vertex AI custom jobs).");
-  exec->add_option("--mode", options->mode, "auto (default), tcpxo, tcpx, rdma or off, optionally ',verbose'");
+  exec->add_option("--mode", options->mode, "auto (default), tcpxo, tcpx, gib, rdma or off, optionally ',verbose'");
   exec->add_option("--topology", options->topology, "hwloc XML or NCCL topology XML file instead of live discovery");
   exec->add_option("--plugstack", options->plugstack,
                    "read topology=, lib_dir=, profile_dir= ... from the spank_gpudirect.so line of this plugstack.conf "
