@@ -205,6 +205,15 @@ start_munge() {
     || die "munged did not start: $(tail -3 "$DIR/log/munged.log" 2>/dev/null)"
 }
 
+# One veth pair: HOST_END enslaved to BRIDGE here, NAME with ADDR/24 inside node namespace NS.
+add_veth() {
+  local ns=$1 bridge=$2 host_end=$3 name=$4 addr=$5
+  ip link add "$host_end" type veth peer name "$name" netns "$ns"
+  ip link set "$host_end" master "$bridge" up
+  ip -n "$ns" addr add "$addr/24" dev "$name"
+  ip -n "$ns" link set "$name" up
+}
+
 make_network() {
   ip link add "$BRIDGE" type bridge 2>/dev/null || true
   ip addr replace "$CTL_NET.1/24" dev "$BRIDGE"
@@ -216,23 +225,10 @@ make_network() {
     ns=$(netns_name "$i")
     ip netns add "$ns"
     ip -n "$ns" link set lo up
-    ip link add "gdc$i" type veth peer name "$CTRL_NIC" netns "$ns"
-    ip link set "gdc$i" master "$BRIDGE" up
-    ip -n "$ns" addr add "$CTL_NET.$((10 + i))/24" dev "$CTRL_NIC"
-    ip -n "$ns" link set "$CTRL_NIC" up
+    add_veth "$ns" "$BRIDGE" "gdc$i" "$CTRL_NIC" "$CTL_NET.$((10 + i))"
     ip -n "$ns" route add default via "$CTL_NET.1"
-    for k in "${!HOST_NICS[@]}"; do
-      ip link add "gd${i}h$k" type veth peer name "${HOST_NICS[$k]}" netns "$ns"
-      ip link set "gd${i}h$k" master "$BRIDGE" up
-      ip -n "$ns" addr add "10.97.$k.$((10 + i))/24" dev "${HOST_NICS[$k]}"
-      ip -n "$ns" link set "${HOST_NICS[$k]}" up
-    done
-    for k in "${!DATA_NICS[@]}"; do
-      ip link add "gd${i}d$k" type veth peer name "${DATA_NICS[$k]}" netns "$ns"
-      ip link set "gd${i}d$k" master "$DATA_BRIDGE" up
-      ip -n "$ns" addr add "10.98.$k.$((10 + i))/24" dev "${DATA_NICS[$k]}"
-      ip -n "$ns" link set "${DATA_NICS[$k]}" up
-    done
+    for k in "${!HOST_NICS[@]}"; do add_veth "$ns" "$BRIDGE" "gd${i}h$k" "${HOST_NICS[$k]}" "10.97.$k.$((10 + i))"; done
+    for k in "${!DATA_NICS[@]}"; do add_veth "$ns" "$DATA_BRIDGE" "gd${i}d$k" "${DATA_NICS[$k]}" "10.98.$k.$((10 + i))"; done
   done
 }
 
