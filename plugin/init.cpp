@@ -24,7 +24,9 @@ char option_name[] = "gpu-direct";
 char option_arginfo[] = "MODE";
 char option_usage[] =
     "Set each task's GPU/NIC/CPU affinity and GPUDirect network environment. MODE: auto, tcpxo, tcpx, "
-    "gib, rdma or off, optionally with ',verbose' to print each task's binding. Without MODE: the site default.";
+    "gib, rdma or off, optionally with ',verbose' to print each task's binding and ',torch' to also set RANK, "
+    "WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT and GLOO_SOCKET_IFNAME for "
+    "torch.distributed (never overriding yours). Without MODE: the site default.";
 
 struct spank_option gpu_direct_option = {option_name, option_arginfo, option_usage, 2, 0, option_callback};
 

@@ -23,7 +23,7 @@ constexpr std::array<std::pair<std::string_view, Mode>, 6> kModes{{{"auto", Mode
 }  // namespace
 
 std::string valid_modes_message() {
-  return "expected auto, tcpxo, tcpx, gib, rdma or off, optionally followed by ',verbose' (e.g. --gpu-direct=tcpxo,verbose)";
+  return "expected auto, tcpxo, tcpx, gib, rdma or off, optionally followed by ',verbose' and/or ',torch' (e.g. --gpu-direct=tcpxo,verbose)";
 }
 
 std::string_view to_string(Mode mode) {
@@ -49,6 +49,9 @@ ModeRequest parse_mode_request(std::string_view value) {
     if (word == "verbose") {
       if (request.verbose) reject(value);
       request.verbose = true;
+    } else if (word == "torch") {
+      if (request.torch) reject(value);
+      request.torch = true;
     } else {
       if (seen_mode || word.empty()) reject(value);
       for (const auto& [text, mode] : kModes)

@@ -5,6 +5,7 @@
 #include "gpudirect/network_interfaces.hpp"
 #include "gpudirect/slurm_tasks.hpp"
 #include "gpudirect/text.hpp"
+#include "gpudirect/torch_env.hpp"
 
 #include <algorithm>
 
@@ -214,6 +215,18 @@ TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSe
   setup.env.push_back({"GPUDIRECT_GPUS", join(gpu_ids), EnvActionKind::set});
   setup.env.push_back({"GPUDIRECT_NICS", join(nic_names), EnvActionKind::set});
   setup.env.push_back({"GPUDIRECT_CPUS", setup.binding.cpus.to_list(), EnvActionKind::set});
+  if (input.request.torch) {
+    std::vector<std::string> interfaces;
+    for (int n : setup.binding.nics)
+      if (const std::string& name = topology.nics[static_cast<std::size_t>(n)].interface_name; !name.empty()) interfaces.push_back(name);
+    try {
+      const std::vector<EnvAction> torch = torch_distributed_env(env, interfaces);
+      setup.env.insert(setup.env.end(), torch.begin(), torch.end());
+    } catch (const std::invalid_argument& e) {
+      throw fail(std::string("cannot give the task torch.distributed's variables: ") + e.what() +
+                 " (drop ',torch' from --gpu-direct, or set RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT yourself)");
+    }
+  }
 
   // An explicit --cpu-bind from the user wins over ours: srun exports SLURM_CPU_BIND_TYPE to the
   // task only when the user (or SLURM_CPU_BIND in the environment) asked for a binding.

@@ -1,4 +1,4 @@
-// The GPUDirect mode a user asks for with --gpu-direct[=MODE[,verbose]].
+// The GPUDirect mode a user asks for with --gpu-direct[=MODE][,verbose][,torch].
 #pragma once
 
 #include <optional>
@@ -16,9 +16,10 @@ Mode parse_mode(std::string_view name);
 struct ModeRequest {
   std::optional<Mode> mode;  // empty: the plugstack default
   bool verbose = false;
+  bool torch = false;  // also give the task torch.distributed's variables (torch_env.hpp)
 };
 
-// "" -> default; "tcpxo"; "tcpxo,verbose"; "verbose". Throws std::invalid_argument whose message
+// "" -> default; "tcpxo"; "tcpxo,verbose"; "verbose"; "tcpxo,torch"; "torch,verbose" (any order). Throws std::invalid_argument whose message
 // names the bad value and lists the valid ones.
 ModeRequest parse_mode_request(std::string_view value);
 

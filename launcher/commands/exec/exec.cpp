@@ -40,17 +40,22 @@ std::string host_name() {
   return name;
 }
 
-// torchrun's names (LOCAL_RANK, LOCAL_WORLD_SIZE, RANK) in the place plan_task reads Slurm's.
+// Who this process is: under torchrun (or a pod that sets LOCAL_RANK) torchrun's names
+// (LOCAL_RANK, LOCAL_WORLD_SIZE, RANK) go in the place plan_task reads Slurm's; a task srun started
+// directly keeps Slurm's own variables.
 std::map<std::string, std::string> task_environment(std::map<std::string, std::string> env) {
   const auto get = [&](const char* name, const char* fallback) {
     const auto it = env.find(name);
     return it == env.end() || it->second.empty() ? std::string(fallback) : it->second;
   };
+  if (get("LOCAL_RANK", "").empty() && !get("SLURM_LOCALID", "").empty() && !get("SLURM_STEP_ID", "").empty()) return env;
   env["SLURM_LOCALID"] = get("LOCAL_RANK", "0");
   env["SLURM_LOCAL_TASKS"] = get("LOCAL_WORLD_SIZE", "1");
   env["SLURM_PROCID"] = get("RANK", env["SLURM_LOCALID"].c_str());
+  // An outer srun's step (torchrun started by srun) is not this process's: its rank is torchrun's.
   for (const char* slurm : {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "SLURM_GPUS_ON_NODE", "SLURM_STEP_TASKS_PER_NODE",
-                            "SLURM_TASKS_PER_NODE", "SLURM_NODEID", "SLURM_CPU_BIND_TYPE"})
+                            "SLURM_TASKS_PER_NODE", "SLURM_NODEID", "SLURM_CPU_BIND_TYPE", "SLURM_STEP_NODELIST",
+                            "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS", "SLURM_STEP_RESV_PORTS"})
     env.erase(slurm);
   // A pod sees all its GPUs: each local rank takes its share of CUDA_VISIBLE_DEVICES, as Slurm's
   // --gpus-per-node does.
@@ -79,6 +84,7 @@ int run_exec(const ExecOptions& options) {
   TaskSetupInput input;
   input.request = parse_mode_request(options.mode);
   input.request.verbose = input.request.verbose || options.verbose;
+  input.request.torch = true;  // a program exec starts is usually torch's; every variable is ?=
   input.config = config;
   input.hostname = host_name();
   input.env = task_environment(bootstrap::current_environment());

@@ -1,7 +1,6 @@
 #include "bootstrap/launch_context.hpp"
 
-#include "gpudirect/hostlist.hpp"
-#include "gpudirect/slurm_tasks.hpp"
+#include "gpudirect/slurm_step.hpp"
 #include "gpudirect/text.hpp"
 
 #include <stdexcept>
@@ -28,13 +27,6 @@ int int_or(const Env& env, const std::string& name, int fallback, int min, int m
   return find(env, name) ? as_int(env, name, min, max) : fallback;
 }
 
-// Same job and step on every node gives the same port; different steps get different ones.
-int derived_port(const std::string& job, const std::string& step) {
-  std::uint32_t hash = 2166136261u;
-  for (char c : job + "." + step) hash = (hash ^ static_cast<unsigned char>(c)) * 16777619u;
-  return 20000 + static_cast<int>(hash % 20000u);
-}
-
 }  // namespace
 
 LaunchContext context_from_environment(const Env& env) {
@@ -48,23 +40,15 @@ LaunchContext context_from_environment(const Env& env) {
     c.local_size = c.size;
     c.rendezvous_host = "127.0.0.1";
     c.rendezvous_port = as_int(env, "GPUDIRECT_LAUNCH_PORT", 1, 65535);
-  } else if (find(env, "SLURM_PROCID") && find(env, "SLURM_STEP_NODELIST")) {
+  } else if (const auto task = slurm_step_task(env)) {
     c.origin = "slurm";
-    c.size = find(env, "SLURM_STEP_NUM_TASKS") ? as_int(env, "SLURM_STEP_NUM_TASKS", 1, 1 << 20) : as_int(env, "SLURM_NTASKS", 1, 1 << 20);
-    c.rank = as_int(env, "SLURM_PROCID", 0, c.size - 1);
-    c.local_rank = int_or(env, "SLURM_LOCALID", 0, 0, 1 << 20);
-    c.node = int_or(env, "SLURM_NODEID", 0, 0, 1 << 20);
-    if (const auto* per_node = find(env, "SLURM_STEP_TASKS_PER_NODE")) c.local_size = gpudirect::tasks_on_node(*per_node, c.node);
-    const auto hosts = expand_hostlist(*find(env, "SLURM_STEP_NODELIST"));
-    c.rendezvous_host = hosts.front();
-    if (const auto* ports = find(env, "SLURM_STEP_RESV_PORTS")) {
-      const std::string first = ports->substr(0, ports->find_first_of("-,"));
-      c.rendezvous_port = as_int({{"SLURM_STEP_RESV_PORTS", first}}, "SLURM_STEP_RESV_PORTS", 1, 65535);
-    } else {
-      const auto* job = find(env, "SLURM_JOB_ID");
-      const auto* step = find(env, "SLURM_STEP_ID");
-      c.rendezvous_port = derived_port(job ? *job : "0", step ? *step : "0");
-    }
+    c.size = task->size;
+    c.rank = task->rank;
+    c.local_rank = task->local_rank;
+    c.local_size = task->local_size;
+    c.node = task->node;
+    c.rendezvous_host = task->rendezvous_host;
+    c.rendezvous_port = task->rendezvous_port;
   } else if (find(env, "RANK") && find(env, "WORLD_SIZE")) {
     c.origin = "torchrun";
     c.size = as_int(env, "WORLD_SIZE", 1, 1 << 20);
