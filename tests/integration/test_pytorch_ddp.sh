@@ -4,7 +4,8 @@
 #   1. srun --gpu-direct=tcpxo,torch python3 ...: the plugin alone gives env:// what it needs;
 #   2. srun --gpu-direct=tcpxo gpudirect-launch exec -- python3 ...: exec gives it;
 #   3. srun (one task per node) torchrun --no-python gpudirect-launch exec -- python3 ...: torchrun's
-#      own variables win and exec binds each of its workers.
+#      own variables win and exec binds each of its workers;
+#   4. scripts/sbatch/pytorch-local.sbatch, the user guide's script.
 # Every way: all ranks' parameters agree after 5 SGD steps and equal, with the loss of every step,
 # a 1-process run on the whole batch; each process runs on the CPUs the plugin gave it, Gloo uses the
 # task's own NIC (GLOO_SOCKET_IFNAME, and the local address of every Gloo connection is that NIC's).
@@ -108,6 +109,14 @@ run_case "srun torchrun --nproc-per-node=2, exec inside: torchrun's ranks, exec'
   --ntasks-per-node=1 --gpus-per-node=2 --gpu-direct=tcpxo,torch bash -c \
   "exec $PYTHON -m torch.distributed.run --nnodes=2 --nproc_per_node=2 --node_rank=\$SLURM_NODEID \
    --master_addr=\$MASTER_ADDR --master_port=\$MASTER_PORT --redirects=2 --tee=2 --no_python $LAUNCH exec -- $PYTHON $CLIENT --report-dir $REPORTS"
+
+# The user guide's sbatch script, as written.
+rm -rf "$REPORTS" && mkdir -m 777 "$REPORTS"
+if timeout 150 sbatch --wait -o "$CLUSTER_DIR/sbatch.log" "$SRC/scripts/sbatch/pytorch-local.sbatch" "$CLIENT" --report-dir "$REPORTS" >/dev/null; then
+  if result=$(check_run sbatch "$REPORTS" 4); then pass "scripts/sbatch/pytorch-local.sbatch: $result"; else fail "pytorch-local.sbatch" "$result"; fi
+else
+  fail "scripts/sbatch/pytorch-local.sbatch failed" "$(tail -15 "$CLUSTER_DIR/sbatch.log")"
+fi
 
 # Without ',torch' the plugin adds none of torch's variables (they are opt-in).
 out=$(srun -N1 -n1 --gpus-per-task=1 --gpu-direct=tcpxo bash -c 'echo "${RANK-unset} ${MASTER_ADDR-unset} ${GLOO_SOCKET_IFNAME-unset}"' 2>"$CLUSTER_DIR/err.log")
