@@ -118,6 +118,11 @@ else
   fail "scripts/sbatch/pytorch-local.sbatch failed" "$(tail -15 "$CLUSTER_DIR/sbatch.log")"
 fi
 
+# The doctor in such a task finds what the plugin set, torch's variables included.
+out=$(srun -N2 --ntasks-per-node=2 --gpus-per-task=1 --gpu-direct=tcpxo,torch "$LAUNCH" doctor 2>&1); rc=$?
+[ $rc -eq 0 ] && [ "$(printf '%s\n' "$out" | grep -c ': OK (')" -eq 4 ] && pass "doctor in a ',torch' task: OK on every task" \
+  || fail "doctor in a ',torch' task: exit $rc" "$out"
+
 # Without ',torch' the plugin adds none of torch's variables (they are opt-in).
 out=$(srun -N1 -n1 --gpus-per-task=1 --gpu-direct=tcpxo bash -c 'echo "${RANK-unset} ${MASTER_ADDR-unset} ${GLOO_SOCKET_IFNAME-unset}"' 2>"$CLUSTER_DIR/err.log")
 expect_eq "--gpu-direct=tcpxo without ,torch sets no torch variables" "unset unset unset" "$out"
