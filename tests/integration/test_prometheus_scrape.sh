@@ -33,7 +33,12 @@ stop_daemons() {
   done
   daemons=()
 }
-trap 'stop_daemons; finish' EXIT
+train_pid="" rank1=""
+stop_train() {  # an interrupted test: rank 1 may be stopped; the launcher passes SIGTERM to its ranks
+  [ -n "$rank1" ] && kill -CONT "$rank1" 2>/dev/null
+  [ -n "$train_pid" ] && kill "$train_pid" 2>/dev/null && wait "$train_pid" 2>/dev/null
+}
+trap 'stop_train; stop_daemons; finish' EXIT
 
 # Counts the PASS:/FAIL: lines of a check program into this test's totals.
 counted() {
@@ -113,7 +118,6 @@ steps=200
 SLURM_JOB_ID=4242 "$LAUNCH" --np 2 --timeout 60 train --preset tiny --steps $steps --threads 1 --peak-tflops 0.05 -J "$work/train.json" \
   --metrics-file "$textfiles/gpudirect_train.prom" >"$work/train.log" 2>&1 &
 train_pid=$!
-rank1=""
 deadline=$((SECONDS + 30))
 while kill -0 $train_pid 2>/dev/null && [ $SECONDS -lt $deadline ]; do
   for child in $(pgrep -P $train_pid); do
@@ -131,6 +135,7 @@ while [ -n "$rank1" ] && [ $stops -lt 6 ] && kill -STOP "$rank1" 2>/dev/null; do
 done
 wait $train_pid
 rc=$?
+train_pid="" rank1=""
 if [ $rc -eq 0 ]; then
   pass "train --metrics-file ran $steps steps (rank 1 stopped $stops times)"
 else
