@@ -86,3 +86,16 @@ TEST_CASE("the metrics file has per node busbw and verdict, the threshold and th
   CHECK_THAT(text, Catch::Contains("gpudirect_health_bad_nodes 1\n"));
   CHECK_THAT(text, Catch::Contains("gpudirect_health_timestamp_seconds 1795000000\n"));
 }
+
+TEST_CASE("with --machine-type every health sample names it, for the alert rules' per-type thresholds", "[health]") {
+  SweepResult result = slow_node2();
+  result.threshold = {150, "a3-megagpu-8g"};
+  result.machine_type = "a3-megagpu-8g";
+  const std::string text = health_metrics(result).text();
+  CHECK_THAT(text, Catch::Contains("gpudirect_health_node_busbw_gbps{machine_type=\"a3-megagpu-8g\",node=\"node2\"} 0.4\n"));
+  CHECK_THAT(text, Catch::Contains("gpudirect_health_node_passed{machine_type=\"a3-megagpu-8g\",node=\"node2\",verdict=\"bad\"} 0\n"));
+  CHECK_THAT(text, Catch::Contains("gpudirect_health_node_pairs{machine_type=\"a3-megagpu-8g\",node=\"node1\"} 2\n"));
+  CHECK_THAT(text, Catch::Contains("gpudirect_health_threshold_gbps{machine_type=\"a3-megagpu-8g\"} 150\n"));
+  CHECK_THAT(text, Catch::Contains("gpudirect_health_bad_nodes{machine_type=\"a3-megagpu-8g\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("gpudirect_health_timestamp_seconds{machine_type=\"a3-megagpu-8g\"} 1795000000\n"));
+}

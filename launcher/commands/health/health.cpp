@@ -249,6 +249,7 @@ int sweep_and_report(const HealthOptions& o, const std::string& work_dir, const 
              sweep.runs().front().detail + "; logs in " + work_dir + ")");
   SweepResult result;
   result.threshold = choose_threshold(given, o.machine_type, o.median_factor, sweep.runs());
+  result.machine_type = o.machine_type;
   progress("threshold " + number(result.threshold.gbps) + " GB/s (" + result.threshold.source + ")");
 
   // Second pass: each suspect (and an odd node out) next to a node that passed.
@@ -363,7 +364,8 @@ void register_health(CLI::App& app, CommandContext& context) {
   health->add_option("--json", o->json, "write nodes, verdicts, every run and the threshold as JSON to this file");
   health->add_option("--svg", o->svg, "write the pair matrix as an SVG heat map to this file (open it in a browser)");
   health->add_option("--metrics-file", o->metrics_file, "write per node busbw, verdict and the sweep's time in the Prometheus text "
-                     "format to this file, for node_exporter's textfile collector (e.g. /var/lib/node_exporter/textfile/gpudirect_health.prom)");
+                     "format to this file, for node_exporter's textfile collector (e.g. /var/lib/node_exporter/textfile/gpudirect_health.prom); "
+                     "with --machine-type every sample is labelled machine_type");
   health->add_option("--work-dir", o->work_dir, "each job's log and bench JSON go here; on a real cluster a directory the nodes share "
                      "(default ./gpudirect-health-DATE-TIME)");
   health->add_flag("--drain", o->drain, "drain the bad nodes (scontrol update ... state=drain, reason \"gpudirect health: ...\"); needs a Slurm admin");

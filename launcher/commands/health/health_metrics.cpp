@@ -7,6 +7,14 @@ namespace gpudirect::launcher::health {
 
 metrics::PrometheusTextfile health_metrics(const SweepResult& result) {
   using metrics::MetricType;
+  // With --machine-type every sample names it, so an alert can hold each node to its type's threshold.
+  metrics::Labels base;
+  if (!result.machine_type.empty()) base.emplace_back("machine_type", result.machine_type);
+  const auto with = [&base](metrics::Labels extra) {
+    metrics::Labels labels = base;
+    labels.insert(labels.end(), extra.begin(), extra.end());
+    return labels;
+  };
   metrics::PrometheusTextfile file;
   file.declare("gpudirect_health_node_busbw_gbps", MetricType::gauge,
                "The node's best all_gather bus bandwidth with any peer in the last sweep, in GB/s (1e9 bytes/s)");
@@ -23,14 +31,14 @@ metrics::PrometheusTextfile health_metrics(const SweepResult& result) {
       const SweepRun& run = result.runs[i];
       if (run.outcome == Outcome::measured) best = std::max(best.value_or(run.busbw), run.busbw);
     }
-    if (best) file.add("gpudirect_health_node_busbw_gbps", {{"node", node.node}}, *best);
-    file.add("gpudirect_health_node_passed", {{"node", node.node}, {"verdict", to_string(node.verdict)}}, node.verdict == Verdict::good ? 1 : 0);
-    file.add("gpudirect_health_node_pairs", {{"node", node.node}}, static_cast<double>(node.runs.size()));
+    if (best) file.add("gpudirect_health_node_busbw_gbps", with({{"node", node.node}}), *best);
+    file.add("gpudirect_health_node_passed", with({{"node", node.node}, {"verdict", to_string(node.verdict)}}), node.verdict == Verdict::good ? 1 : 0);
+    file.add("gpudirect_health_node_pairs", with({{"node", node.node}}), static_cast<double>(node.runs.size()));
     if (node.verdict == Verdict::bad) ++bad;
   }
-  file.add("gpudirect_health_threshold_gbps", {}, result.threshold.gbps);
-  file.add("gpudirect_health_bad_nodes", {}, static_cast<double>(bad));
-  file.add("gpudirect_health_timestamp_seconds", {}, static_cast<double>(result.timestamp));
+  file.add("gpudirect_health_threshold_gbps", base, result.threshold.gbps);
+  file.add("gpudirect_health_bad_nodes", base, static_cast<double>(bad));
+  file.add("gpudirect_health_timestamp_seconds", base, static_cast<double>(result.timestamp));
   return file;
 }
 
