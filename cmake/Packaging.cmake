@@ -50,6 +50,10 @@ function(gpudirect_configure_package)
                  ${PROJECT_BINARY_DIR}/packaging/gpudirect.conf @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/packaging/gpudirect.conf DESTINATION /etc/slurm/plugstack.conf.d
           COMPONENT debian EXCLUDE_FROM_ALL)
+  # The enroot hook (docs/containers.md), in enroot's system hooks dir; a conffile, as everything in
+  # /etc. It runs /usr/bin/gpudirect-launch, which is where this package puts it.
+  install(PROGRAMS ${PROJECT_SOURCE_DIR}/scripts/enroot/hooks.d/50-gpudirect.sh DESTINATION /etc/enroot/hooks.d
+          COMPONENT debian EXCLUDE_FROM_ALL)
   install(FILES ${PROJECT_SOURCE_DIR}/cmake/packaging/copyright DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/gpudirect-slurm
           COMPONENT debian EXCLUDE_FROM_ALL)
   configure_file(${PROJECT_SOURCE_DIR}/cmake/packaging/changelog.Debian.in

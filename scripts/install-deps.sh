@@ -9,6 +9,7 @@ packages=(build-essential cmake ninja-build pkg-config git python3 procps iprout
   libslurm-dev slurm-wlm-basic-plugins-dev slurmctld slurmd slurm-client munge
   libopenblas-dev python3-torch python3-matplotlib  # CPU training; the PyTorch oracle; plots
   python3-yaml lintian  # blueprint checks; the .deb test
+  busybox-static  # the container root file system of the enroot hook's test
   prometheus prometheus-node-exporter  # promtool; the scrape test runs its own of each (the policy-rc.d below keeps the services from starting)
   clang libclang-rt-14-dev valgrind)  # scripts/fuzz.sh (libFuzzer); the plugin's leak check
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs a built gpudirect-slurm onto this node: spank_gpudirect.so into Slurm's plugin dir,
-# gpudirect-launch, the network profiles and the RxDM prolog/epilog script under the prefix, and
-# the plugin's plugstack line (plugstack.conf.d/gpudirect.conf). Idempotent; a manifest records
+# gpudirect-launch, the network profiles and the RxDM prolog/epilog script under the prefix, the
+# enroot hook into enroot's hooks dir, and the plugin's plugstack line (plugstack.conf.d/gpudirect.conf). Idempotent; a manifest records
 # every file and line it wrote, so --uninstall removes exactly those.
 set -euo pipefail
 
@@ -20,6 +20,7 @@ UNINSTALL=0
 LIST=0
 PLUGSTACK_ARGS=()
 DEFAULT_MODE=off
+ENROOT_HOOKS_DIR=/etc/enroot/hooks.d
 
 usage() {
   cat <<'EOF'
@@ -31,6 +32,7 @@ Installs what `cmake --build --preset release` built:
   gpudirect-launch     into PREFIX/bin
   network profiles     into PREFIX/share/gpudirect-slurm/profiles
   gpudirect-rxdm       (RxDM prolog/epilog) into PREFIX/libexec/gpudirect-slurm
+  50-gpudirect.sh      the enroot hook (containers get the mode's mounts), into enroot's hooks dir
   gpudirect.conf       the plugstack line, into <slurm conf dir>/plugstack.conf.d
 and records them in DESTDIR/var/lib/gpudirect-slurm/install-manifest.
 Refuses a plugin built for another Slurm major.minor than this node's slurmd.
@@ -53,6 +55,8 @@ Where:
                          else PluginDir from `scontrol show config`)
   --slurm-conf-dir DIR   Slurm's config dir (default: dir of $SLURM_CONF, /etc/slurm,
                          /usr/local/etc/slurm); the line goes to DIR/plugstack.conf.d/
+  --enroot-hooks-dir DIR enroot's system hooks dir (default /etc/enroot/hooks.d: enroot's
+                         ENROOT_SYSCONF_PATH/hooks.d)
   --slurm-version X.Y    the Slurm this node runs (default: from `slurmd -V`)
   --destdir DIR          install under DIR instead of / (image staging, tests)
   --force                overwrite files that exist but that this script did not install
@@ -76,6 +80,7 @@ parse_options() {
       --prefix) PREFIX=${2:?--prefix needs a directory}; shift 2 ;;
       --plugin-dir) PLUGIN_DIR=${2:?--plugin-dir needs a directory}; shift 2 ;;
       --slurm-conf-dir) SLURM_CONF_DIR=${2:?--slurm-conf-dir needs a directory}; shift 2 ;;
+      --enroot-hooks-dir) ENROOT_HOOKS_DIR=${2:?--enroot-hooks-dir needs a directory}; shift 2 ;;
       --slurm-version) RUNNING_SLURM=${2:?--slurm-version needs X.Y}; shift 2 ;;
       --destdir) DESTDIR=${2:?--destdir needs a directory}; shift 2 ;;
       --force) FORCE=1; shift ;;
@@ -182,6 +187,7 @@ plan() {
     FILES+=("0644 $PROFILE_DIR/$(basename "$profile") $profile")
   done
   FILES+=("0755 $PREFIX/libexec/gpudirect-slurm/gpudirect-rxdm $repo/scripts/rxdm/gpudirect-rxdm")
+  FILES+=("0755 $ENROOT_HOOKS_DIR/50-gpudirect.sh @enroot-hook")
   FILES+=("0644 $PLUGSTACK_FILE -")
 }
 
@@ -228,6 +234,14 @@ install_files() {
     make_dirs "$(dirname "$target")"
     if [ "$source" = - ]; then
       printf '# Written by gpudirect-slurm scripts/install-node.sh; --uninstall removes it.\n%s\n' "$PLUGSTACK_LINE" >"$DESTDIR$target.tmp"
+      chmod "$mode" "$DESTDIR$target.tmp"
+      mv -f "$DESTDIR$target.tmp" "$DESTDIR$target"
+    elif [ "$source" = @enroot-hook ]; then
+      # The hook runs the gpudirect-launch installed here.
+      sed "s|^launch=/usr/bin/gpudirect-launch\$|launch=$PREFIX/bin/gpudirect-launch|" \
+        "$repo/scripts/enroot/hooks.d/50-gpudirect.sh" >"$DESTDIR$target.tmp"
+      grep -qxF "launch=$PREFIX/bin/gpudirect-launch" "$DESTDIR$target.tmp" ||
+        die "scripts/enroot/hooks.d/50-gpudirect.sh has no 'launch=/usr/bin/gpudirect-launch' line to point at $PREFIX/bin"
       chmod "$mode" "$DESTDIR$target.tmp"
       mv -f "$DESTDIR$target.tmp" "$DESTDIR$target"
     else

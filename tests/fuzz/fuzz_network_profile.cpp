@@ -1,6 +1,8 @@
-// A network profile file's text: parsed, then rendered with typical node inputs and applied.
+// A network profile file's text: parsed, then rendered with typical node inputs and applied; its
+// mounts rendered and written in pyxis's and enroot's forms.
 #include "fuzz_input.hpp"
 
+#include "gpudirect/container_mounts.hpp"
 #include "gpudirect/network_profile.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -12,6 +14,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (void)gpudirect::apply_env_action(action, std::nullopt);
       (void)gpudirect::apply_env_action(action, std::string("/usr/lib"));
     }
+    inputs["LIB_DIR"] = "/var/lib/tcpxo/lib64";
+    inputs["SLURM_JOB_ID"] = "4242";
+    const auto mounts = gpudirect::render_mounts(profile, inputs);
+    (void)gpudirect::pyxis_container_mounts(mounts);
+    (void)gpudirect::enroot_fstab(mounts);
   } catch (const gpudirect::ProfileError&) {
   }
   return 0;

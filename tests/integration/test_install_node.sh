@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/install-node.sh into temporary roots: what it installs, an idempotent re-run, --uninstall
 # leaving nothing, its refusals (another Slurm major.minor, a file it did not install), and the
-# installed plugin working on the local cluster from where the script put it.
+# installed plugin, doctor and enroot hook working on the local cluster from where the script put them.
 source "$(dirname "$0")/lib.sh"
 
 INSTALL=$SRC/scripts/install-node.sh
@@ -19,6 +19,7 @@ expected="$plugin_dir/spank_gpudirect.so
 $prefix/bin/gpudirect-launch
 $(for p in "$SRC"/profiles/*.conf; do echo "$prefix/share/gpudirect-slurm/profiles/$(basename "$p")"; done)
 $prefix/libexec/gpudirect-slurm/gpudirect-rxdm
+/etc/enroot/hooks.d/50-gpudirect.sh
 /etc/slurm/plugstack.conf.d/gpudirect.conf
 /etc/slurm/plugstack.conf"
 expect_eq "the manifest lists every installed file" "$(sort <<<"$expected")" \
@@ -30,6 +31,11 @@ expect_eq "plugstack.conf.d/gpudirect.conf: the arguments given" \
   "$(grep '^required' "$root/etc/slurm/plugstack.conf.d/gpudirect.conf")"
 expect_eq "a plugstack.conf without one gets the include of plugstack.conf.d" \
   "include /etc/slurm/plugstack.conf.d/*.conf" "$(cat "$root/etc/slurm/plugstack.conf")"
+hook=$root/etc/enroot/hooks.d/50-gpudirect.sh
+expect_eq "the enroot hook: in enroot's hooks dir, executable, running the installed gpudirect-launch" \
+  "yes launch=$prefix/bin/gpudirect-launch" "$([ -x "$hook" ] && echo yes) $(grep '^launch=' "$hook")"
+expect_eq "... and otherwise the script's own" "" \
+  "$(diff <(grep -v '^launch=' "$hook") <(grep -v '^launch=' "$SRC/scripts/enroot/hooks.d/50-gpudirect.sh"))"
 
 before_tree=$(tree "$root"); before_sums=$(sums "$root")
 out=$("$INSTALL" "${args[@]}" --destdir "$root" 2>&1)
@@ -80,7 +86,8 @@ rm -rf "$root" && mkdir -p "$root"
 # writes is what the local cluster uses, and the job gets its binding from the installed files.
 private=$CLUSTER_DIR/node
 out=$("$INSTALL" --build-dir "$BUILD" --prefix "$private/usr" --plugin-dir "$private/slurm-plugins" \
-  --slurm-conf-dir "$private/etc/slurm" --lib-dir "$LIB_DIR" --arg topology="$TOPOLOGY" 2>&1)
+  --slurm-conf-dir "$private/etc/slurm" --enroot-hooks-dir "$private/etc/enroot/hooks.d" --lib-dir "$LIB_DIR" \
+  --arg topology="$TOPOLOGY" 2>&1)
 [ $? -eq 0 ] && pass "install with --prefix, --plugin-dir, --slurm-conf-dir" || fail "install with --prefix, --plugin-dir, --slurm-conf-dir" "$out"
 line=$(grep '^required' "$private/etc/slurm/plugstack.conf.d/gpudirect.conf")
 expect_contains "another prefix than the build's adds profile_dir=" "profile_dir=$private/usr/share/gpudirect-slurm/profiles" "$line"
@@ -91,6 +98,14 @@ expect_eq "a job gets its binding from the installed plugin and profiles" "node1
 node2 enp6s0 enp0s12" "$out"
 out=$(srun -N1 -n1 --gpus-per-task=1 --gpu-direct=tcpxo "$private/usr/bin/gpudirect-launch" doctor 2>&1)
 expect_contains "the installed gpudirect-launch doctor agrees inside the task" ": OK (mode tcpxo" "$out"
+# The installed enroot hook, as enroot runs it for a tcpxo task: it asks the installed doctor, which
+# reads the cluster's plugstack line (lib_dir=) and the installed profiles.
+container=$CLUSTER_DIR/container
+mkdir -p "$container" && : >"$container.fstab" && : >"$container.environ"
+out=$(GPUDIRECT_MODE=tcpxo ENROOT_ROOTFS=$container ENROOT_MOUNTS=$container.fstab ENROOT_ENVIRON=$container.environ \
+  "$private/etc/enroot/hooks.d/50-gpudirect.sh" 2>&1)
+expect_eq "the installed enroot hook mounts the lib dir of the installed line into a tcpxo container" \
+  "0 $LIB_DIR $LIB_DIR none x-create=auto,rbind,ro" "$? $(head -1 "$container.fstab")"
 "$INSTALL" --uninstall >/dev/null 2>&1
 expect_eq "--uninstall (no --destdir) removes every file it installed" "" "$(find "$private" -type f 2>/dev/null)"
 

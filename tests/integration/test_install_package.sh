@@ -37,6 +37,10 @@ out=$(dpkg -i "$deb" 2>&1)
 expect_eq "dpkg -i installs it" "ii" "$(dpkg-query -W -f='${db:Status-Abbrev}' "$PACKAGE" 2>/dev/null | cut -c1-2)"
 conffile=/etc/slurm/plugstack.conf.d/gpudirect.conf
 expect_contains "the plugstack line is a conffile" "$conffile" "$(dpkg-query -W -f='${Conffiles}' "$PACKAGE")"
+hook=/etc/enroot/hooks.d/50-gpudirect.sh
+expect_contains "the enroot hook is a conffile" "$hook" "$(dpkg-query -W -f='${Conffiles}' "$PACKAGE")"
+expect_eq "the enroot hook is executable and runs the installed gpudirect-launch" "yes launch=/usr/bin/gpudirect-launch" \
+  "$([ -x "$hook" ] && echo yes) $(grep '^launch=' "$hook")"
 line=$(grep -E '^required ' "$conffile" 2>/dev/null)
 plugin=$(awk '{print $2}' <<<"$line")
 expect_eq "the shipped line: the installed plugin, default=off" "required /usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)/slurm-wlm/spank_gpudirect.so default=off" "$line"
@@ -58,6 +62,13 @@ out=$(srun -N1 -n1 --gpus-per-task=1 bash -c 'echo ${GPUDIRECT_MODE-unset}' 2>&1
 expect_eq "default=off: a job without --gpu-direct is untouched" "unset" "$out"
 out=$(srun -N1 -n1 --gpus-per-task=1 --gpu-direct=tcpxo /usr/bin/gpudirect-launch doctor 2>&1)
 expect_contains "the installed gpudirect-launch doctor agrees inside the task" ": OK (mode tcpxo" "$out"
+# The installed hook as enroot runs it for a tcpxo task: the installed doctor, the installed
+# profiles' mount lines, the cluster's lib_dir=.
+container=$CLUSTER_DIR/container
+mkdir -p "$container" && : >"$container.fstab" && : >"$container.environ"
+out=$(GPUDIRECT_MODE=tcpxo ENROOT_ROOTFS=$container ENROOT_MOUNTS=$container.fstab ENROOT_ENVIRON=$container.environ "$hook" 2>&1)
+expect_eq "the installed enroot hook mounts the lib dir into a tcpxo container" \
+  "0 $LIB_DIR $LIB_DIR none x-create=auto,rbind,ro" "$? $(head -1 "$container.fstab")"
 cluster down >/dev/null 2>&1
 
 files=$(dpkg-deb -c "$deb" | awk '$1 !~ /^d/ {sub(/^\./, "", $6); print $6}')

@@ -3,7 +3,9 @@
 #include "command_registry.hpp"
 
 #include "bootstrap/launch_context.hpp"
+#include "doctor/container_check.hpp"
 #include "doctor/plugstack_file.hpp"
+#include "gpudirect/container_mounts.hpp"
 #include "gpudirect/mode_resolution.hpp"
 #include "gpudirect/net_plugin.hpp"
 #include "gpudirect/task_setup.hpp"
@@ -14,6 +16,8 @@
 
 #include <cstdio>
 #include <iostream>
+#include <map>
+#include <stdexcept>
 
 namespace gpudirect::launcher {
 namespace {
@@ -25,7 +29,16 @@ struct DoctorOptions {
   std::string mode;  // as --gpu-direct=MODE would ask; "" = the plugstack default
   bool json = false;
   bool check = false;
+  std::string container_mounts;  // "pyxis" or "fstab": print the mode's mounts in that form; "" = no
+  bool container_library_path = false;
 };
+
+// Where the container check looks for markers and mounts: "/", or a directory standing in for a
+// container's root in tests (never set in production).
+std::string container_root(const std::map<std::string, std::string>& env) {
+  const auto it = env.find("GPUDIRECT_TEST_CONTAINER_ROOT");
+  return it == env.end() || it->second.empty() ? std::string("/") : it->second;
+}
 
 std::string nic_list(const Topology& topology, const std::vector<int>& nics) {
   std::string out;
@@ -128,9 +141,23 @@ int check_task(const Topology& topology, const NodePlan& plan, const PluginConfi
   const CpuSet actual = CpuSet::of_this_thread();
   if (setup.set_affinity && !(actual == setup.binding.cpus))
     problems.push_back("CPU affinity is " + actual.to_list() + ", expected " + setup.binding.cpus.to_list());
+  // In a container the profile's paths exist only where they were mounted (a job without the
+  // enroot hook or --container-mounts): say which mount is missing rather than leave NCCL to fail.
+  std::vector<std::string> warnings;
+  const std::string root = container_root(env);
+  if (const std::string marker = container_marker(root); !marker.empty() && setup.mode != Mode::off) {
+    try {
+      for (const MissingMount& missing : missing_mounts(root, container_needs(config, setup.mode, env).mounts, setup.env))
+        warnings.push_back(describe_missing_mount(missing, marker));
+    } catch (const ProfileError& e) {
+      problems.push_back(e.what());
+    }
+  }
   const std::string who = "task " + (env.count("SLURM_PROCID") ? env.at("SLURM_PROCID") : std::string("?")) + " on " + host;
+  if (!json)
+    for (const auto& warning : warnings) std::printf("gpudirect doctor: %s: WARNING: %s\n", who.c_str(), warning.c_str());
   if (json) {
-    (*json)["task"] = {{"ok", problems.empty()}, {"problems", problems}, {"mode", env.at("GPUDIRECT_MODE")},
+    (*json)["task"] = {{"ok", problems.empty()}, {"problems", problems}, {"warnings", warnings}, {"mode", env.at("GPUDIRECT_MODE")},
                        {"gpus", env.count("GPUDIRECT_GPUS") ? env.at("GPUDIRECT_GPUS") : ""},
                        {"nics", env.count("GPUDIRECT_NICS") ? env.at("GPUDIRECT_NICS") : ""}, {"cpus", actual.to_list()},
                        {"net_plugin", net_plugin ? nlohmann::json(net_plugin->library) : nlohmann::json()}};
@@ -144,6 +171,41 @@ int check_task(const Topology& topology, const NodePlan& plan, const PluginConfi
   return problems.empty() ? 0 : 1;
 }
 
+// --container-mounts / --container-library-path: what a container needs for the mode asked with
+// --mode, else the task's GPUDIRECT_MODE, else the plugstack default. Reads no topology unless the
+// mode is auto.
+int print_container_needs(const DoctorOptions& options, const PluginConfig& config, const std::map<std::string, std::string>& env) {
+  ModeRequest request;
+  if (!options.mode.empty()) {
+    request.mode = parse_mode(options.mode);
+  } else if (const auto it = env.find("GPUDIRECT_MODE"); it != env.end()) {
+    try {
+      request.mode = parse_mode(it->second);
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error("GPUDIRECT_MODE: " + std::string(e.what()));
+    }
+  }
+  Mode mode = requested_mode(request, config);
+  if (mode == Mode::auto_detect) {
+    const Topology topology = config.topology.empty() ? load_live_topology() : load_topology_file(config.topology);
+    mode = resolve_mode(request, config, topology, probe_node_facts(config)).mode;
+  }
+  const ContainerNeeds needs = container_needs(config, mode, env);
+  if (options.container_library_path) {
+    if (!needs.library_path.empty()) std::printf("%s\n", needs.library_path.c_str());
+  } else if (options.container_mounts == "fstab") {
+    std::fputs(enroot_fstab(needs.mounts).c_str(), stdout);
+  } else if (!needs.mounts.empty()) {
+    std::printf("%s\n", pyxis_container_mounts(needs.mounts).c_str());
+  }
+  // stdout stays empty for --container-mounts=$(...) in a job script: say why on stderr (the
+  // fstab form is for the enroot hook, which needs no note).
+  if (needs.mounts.empty() && options.container_mounts == "pyxis")
+    std::fprintf(stderr, "gpudirect doctor: mode %s needs no container mounts%s\n", std::string(to_string(mode)).c_str(),
+                 options.mode.empty() && !env.count("GPUDIRECT_MODE") ? " (the plugstack default; give --mode MODE)" : "");
+  return 0;
+}
+
 int run_doctor(const DoctorOptions& options) {
   PluginConfig config;
   std::string plugstack = options.plugstack;
@@ -152,6 +214,8 @@ int run_doctor(const DoctorOptions& options) {
   if (!plugstack.empty()) config = read_plugstack_config(plugstack);
   if (!options.topology.empty()) config.topology = options.topology;
   if (!options.profile_dir.empty()) config.profile_dir = options.profile_dir;
+  if (!options.container_mounts.empty() || options.container_library_path)
+    return print_container_needs(options, config, bootstrap::current_environment());
   Topology topology = config.topology.empty() ? load_live_topology() : load_topology_file(config.topology);
   const std::string host = described_host(topology, !config.topology.empty());
   const NodePlan plan = plan_node(topology);
@@ -197,6 +261,14 @@ void register_doctor(CLI::App& app, CommandContext& context) {
       ->check(CLI::IsMember({"auto", "tcpxo", "tcpx", "gib", "rdma", "off"}));
   doctor->add_flag("--json", options->json, "print JSON instead of a table");
   doctor->add_flag("--check", options->check, "fail unless run inside a task started with --gpu-direct");
+  CLI::Option* mounts = doctor->add_flag("--container-mounts{pyxis}", options->container_mounts,
+                   "print the host paths a container needs for the mode (--mode, else the task's GPUDIRECT_MODE, else "
+                   "the plugstack default), from its profile's mount lines: as pyxis's --container-mounts value "
+                   "(SRC:DST[:ro],...), or with =fstab as enroot fstab lines (docs/containers.md)")
+      ->check(CLI::IsMember({"pyxis", "fstab"}));
+  doctor->add_flag("--container-library-path", options->container_library_path,
+                   "print the directories the mode's profile puts first in LD_LIBRARY_PATH (for the enroot hook)")
+      ->excludes(mounts);
   doctor->callback([options, &context] {
     try {
       context.exit_code = run_doctor(*options);
