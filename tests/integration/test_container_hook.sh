@@ -78,7 +78,19 @@ ln -s /proc/self/fd "$fake/fd"
 mkdir "$fake/aperture_devices" && touch "$fake/aperture_devices/llcm0"
 mount --rbind "$fake" /dev
 mount -t tmpfs tmpfs /run && mkdir "/run/tcpx-$job"
-mount -t tmpfs tmpfs /usr/local && mkdir -p /usr/local/gib/configs && printf 'tuner: a4\n' >/usr/local/gib/configs/tuner_config_a4.txtpb
+# /usr/local keeps what the host has there (a CUDA build of gpudirect-launch finds NCCL in
+# /usr/local/cuda), with gib's configs added.
+keep=$rootfs.usr-local
+mkdir -p "$keep" && mount --bind /usr/local "$keep"
+mount -t tmpfs tmpfs /usr/local
+for entry in "$keep"/*; do
+  [ -e "$entry" ] || [ -L "$entry" ] || continue
+  name=${entry##*/}
+  if [ -L "$entry" ]; then ln -s "$(readlink "$entry")" "/usr/local/$name"
+  elif [ -d "$entry" ]; then mkdir "/usr/local/$name" && mount --rbind "$entry" "/usr/local/$name"
+  else touch "/usr/local/$name" && mount --bind "$entry" "/usr/local/$name"; fi
+done
+mkdir -p /usr/local/gib/configs && printf 'tuner: a4\n' >/usr/local/gib/configs/tuner_config_a4.txtpb
 
 # enroot's runtime::_do_hooks: an empty fstab for the hooks, the container's environment file.
 export ENROOT_ROOTFS=$rootfs ENROOT_MOUNTS=$rootfs.fstab ENROOT_ENVIRON=$rootfs.environ ENROOT_PID=$$

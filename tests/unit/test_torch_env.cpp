@@ -99,7 +99,7 @@ TEST_CASE("malformed Slurm variables are refused naming the variable", "[torch_e
   CHECK_THROWS_WITH(slurm_step_task(env), Catch::Contains("SLURM_NTASKS"));
 }
 
-TEST_CASE("--gpu-direct=MODE,torch parses in any order, once", "[torch_env]") {
+TEST_CASE("MODE,torch (--gpu-direct) parses in any order, once", "[torch_env]") {
   CHECK(parse_mode_request("tcpxo,torch").torch);
   CHECK(*parse_mode_request("tcpxo,torch").mode == Mode::tcpxo);
   CHECK(parse_mode_request("torch,verbose").torch);
