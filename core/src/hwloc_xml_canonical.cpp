@@ -102,6 +102,17 @@ void check_object_attributes(const std::string& path, const xmlNode* node, const
   if (bridge_type && *bridge_type != "0-1" && *bridge_type != "1-1")
     throw TopologyError(where + "a " + type + " object has bridge_type '" + quote_bounded(*bridge_type, 16) +
                         "' (hwloc writes 0-1 or 1-1)" + kRefresh);
+  // hwloc stores osdev_type's number unchecked (strtoul: "2666..." became -1) in its enum; its
+  // files have 0 (block) to 5 (co-processor).
+  if (const auto osdev = attribute(node, "osdev_type"); osdev && !(osdev->size() == 1 && (*osdev)[0] >= '0' && (*osdev)[0] <= '5'))
+    throw TopologyError(where + "a " + type + " object has osdev_type '" + quote_bounded(*osdev, 16) + "' (hwloc writes 0 to 5)" +
+                        kRefresh);
+  // hwloc dereferences the cpuset of every object of the CPU side (it crashed on a NUMANode
+  // without one); only I/O and Misc objects have none in the files it writes.
+  const bool io_or_misc = type == "Bridge" || type == "PCIDev" || type == "OSDev" || type == "Misc";
+  if (!io_or_misc && !attribute(node, "cpuset") && !attribute(node, "complete_cpuset"))
+    throw TopologyError(where + "a " + type + " object has no cpuset (lstopo writes one for every object but I/O and Misc ones)" +
+                        kRefresh);
   // hwloc leaks a bridge without its downstream bus range; it writes one for every bridge.
   if (type == "Bridge" && !attribute(node, "bridge_pci"))
     throw TopologyError(where + "a Bridge object has no bridge_pci attribute" + kRefresh);
