@@ -71,11 +71,6 @@ std::string mount_path_problem(const std::string& path) {
   return "";
 }
 
-// Whether `inner` is `outer` or a path below it.
-bool is_within(const std::string& inner, const std::string& outer) {
-  return inner == outer || (inner.size() > outer.size() && inner.starts_with(outer) && inner[outer.size()] == '/');
-}
-
 // Calls `use` for each ${NAME} in the template; throws on a malformed one.
 template <typename Use>
 std::string expand(const std::string& value, const std::string& where, Use use) {
@@ -280,7 +275,7 @@ std::vector<ContainerMount> render_mounts(const NetworkProfile& profile, const P
       }
       if (mounts[i].destination == mount.destination)
         throw ProfileError(where + ": " + mount.destination + " is mounted already (" + origins[i] + ") from another source or with other flags");
-      if (is_within(mounts[i].destination, mount.destination))
+      if (is_path_within(mounts[i].destination, mount.destination))
         throw ProfileError(where + ": the mount on " + mount.destination + " would hide the one on " + mounts[i].destination +
                            " (" + origins[i] + "): put the outer one first");
     }

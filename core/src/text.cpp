@@ -78,6 +78,10 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
   return out;
 }
 
+bool is_path_within(std::string_view path, std::string_view dir) {
+  return path == dir || (path.size() > dir.size() && path.starts_with(dir) && path[dir.size()] == '/');
+}
+
 std::string quote_bounded(std::string_view value, std::size_t max_bytes) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;

@@ -69,3 +69,10 @@ TEST_CASE("join puts the separator between every two items, empty ones included"
   CHECK(gpudirect::join({"", "b"}) == ",b");
   CHECK(gpudirect::join({"node1", "node2"}, ", ") == "node1, node2");
 }
+
+TEST_CASE("is_path_within compares whole path components", "[text]") {
+  CHECK(is_path_within("/a/b", "/a"));
+  CHECK(is_path_within("/a", "/a"));
+  CHECK_FALSE(is_path_within("/ab", "/a"));
+  CHECK_FALSE(is_path_within("/a", "/a/b"));
+}

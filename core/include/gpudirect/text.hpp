@@ -44,6 +44,9 @@ std::optional<std::pair<double, std::string_view>> parse_number_prefix(std::stri
 // "... (N bytes)" when it was longer. "tcp\nx" -> "tcp\x0ax".
 std::string quote_bounded(std::string_view value, std::size_t max_bytes = 64);
 
+// Whether `path` is `dir` or a path below it, by text: "/a/b" is within "/a", "/ab" is not.
+bool is_path_within(std::string_view path, std::string_view dir);
+
 // This machine's host name as gethostname() gives it; "unknown-host" if it cannot.
 std::string host_name();
 

@@ -25,11 +25,6 @@ bool enroot_imported(const std::string& root) {
   return rc && std::getline(rc, first) && first.starts_with("# enroot-provenance:");
 }
 
-// Whether `item` is `path` or below it.
-bool names_path(std::string_view item, const std::string& path) {
-  return item == path || (item.size() > path.size() && item.starts_with(path) && item[path.size()] == '/');
-}
-
 }  // namespace
 
 std::string container_marker(const std::string& root) {
@@ -51,7 +46,7 @@ std::vector<MissingMount> missing_mounts(const std::string& root, const std::vec
       bool named = false;
       for (const std::string_view path_item : split(action.value, ':'))
         for (const std::string_view item : split(path_item, ','))
-          named = named || names_path(item, mount.destination);
+          named = named || is_path_within(item, mount.destination);
       if (named) entry.named_by.push_back(action.name);
     }
     missing.push_back(std::move(entry));
