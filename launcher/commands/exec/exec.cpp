@@ -1,7 +1,8 @@
 // `gpudirect-launch exec [--mode M] [--topology F] -- CMD ARGS...`: the plugin's binding for one
-// process without Slurm (GKE JobSet pods, Vertex AI custom jobs, torchrun). The local rank comes
-// from torchrun-style variables; plan_task, the function the plugin calls in task_init, decides the
-// GPUs, NICs, CPUs and network environment; then this process takes them and execs CMD.
+// process (GKE JobSet pods, Vertex AI custom jobs, torchrun workers, srun tasks). The local rank
+// comes from torchrun-style variables, else from Slurm's; plan_task, the function the plugin calls
+// in task_init, decides the GPUs, NICs, CPUs and network environment; then this process takes them
+// and execs CMD.
 #include "command_registry.hpp"
 
 #include "bootstrap/launch_context.hpp"
@@ -140,9 +141,12 @@ void register_exec(CLI::App& app, CommandContext& context) {
   auto options = std::make_shared<ExecOptions>();
   CLI::App* exec = app.add_subcommand(
       "exec",
-      "Give one process the plugin's binding without Slurm, then exec CMD: its GPU(s) by LOCAL_RANK of "
-      "LOCAL_WORLD_SIZE (torchrun-style; CUDA_VISIBLE_DEVICES shared out the same way), their NICs and local "
-      "CPUs, and the network environment of the mode (GKE JobSet pods, Vertex AI custom jobs).");
+      "Give one process the plugin's binding, then exec CMD: its GPU(s) by LOCAL_RANK of LOCAL_WORLD_SIZE "
+      "(torchrun-style; CUDA_VISIBLE_DEVICES shared out the same way), or under srun without LOCAL_RANK by the "
+      "task's Slurm numbers; their NICs and local CPUs, the network environment of the mode (GKE JobSet pods, "
+      "Vertex AI custom jobs, torchrun workers), and torch.distributed's variables (RANK, WORLD_SIZE, LOCAL_RANK, "
+      "LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT from the Slurm step; GLOO_SOCKET_IFNAME: the process's NICs), "
+      "each only where not set already.");
   exec->add_option("--mode", options->mode, "auto (default), tcpxo, tcpx, gib, rdma or off, optionally ',verbose'");
   exec->add_option("--topology", options->topology, "hwloc XML or NCCL topology XML file instead of live discovery");
   exec->add_option("--plugstack", options->plugstack,
