@@ -1,6 +1,7 @@
 #include "gpudirect/torch_env.hpp"
 
 #include "gpudirect/slurm_step.hpp"
+#include "gpudirect/text.hpp"
 
 namespace gpudirect {
 
@@ -19,13 +20,11 @@ std::vector<EnvAction> torch_distributed_env(const std::map<std::string, std::st
     add("MASTER_PORT", std::to_string(task->rendezvous_port));
   }
   if (!interfaces.empty()) {
-    std::string list;
-    for (const std::string& name : interfaces) list += (list.empty() ? "" : ",") + name;
     // A value an enclosing task's binding set (torchrun's agent under srun ',torch': all of its
     // NICs) is ours to narrow to this process's; a value of the user's own stays.
     const auto given = env.find("GLOO_SOCKET_IFNAME"), bound = env.find("GPUDIRECT_NICS");
     const bool inherited = given != env.end() && bound != env.end() && given->second == bound->second;
-    actions.push_back({"GLOO_SOCKET_IFNAME", list, inherited ? EnvActionKind::set : EnvActionKind::set_if_unset});
+    actions.push_back({"GLOO_SOCKET_IFNAME", join(interfaces, ","), inherited ? EnvActionKind::set : EnvActionKind::set_if_unset});
   }
   return actions;
 }
