@@ -146,7 +146,8 @@ SlurmdPort=$SLURMD_PORT
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
-AuthInfo=socket=$DIR/munge/munge.socket.2
+# cred_expire: a requeued job waits this + 1 s before it starts again (Slurm's default 120 s)
+AuthInfo=socket=$DIR/munge/munge.socket.2,cred_expire=5
 CredType=cred/munge
 StateSaveLocation=$DIR/state
 SlurmdSpoolDir=$DIR/spool/%n
@@ -160,6 +161,8 @@ TaskPlugin=$([ "$CONSTRAIN_DEVICES" = 1 ] && echo task/cgroup || echo task/none)
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SchedulerType=sched/backfill
+# schedule pending (requeued) jobs within 2 s instead of the default 30-60 s
+SchedulerParameters=sched_interval=2,bf_interval=2
 MpiDefault=none
 MailProg=/bin/true
 ReturnToService=2
@@ -281,6 +284,12 @@ stop_all() {
   for ns in $(ip netns list 2>/dev/null | awk '/^gd-node/ {print $1}'); do ip netns del "$ns" 2>/dev/null || true; done
   ip link del "$BRIDGE" 2>/dev/null || true
   ip link del "$DATA_BRIDGE" 2>/dev/null || true
+  # A namespace the kernel has not freed yet (a test killed its processes) keeps its veths; their
+  # host ends would collide with the next `up`. Deleting one end deletes the pair.
+  local link
+  for link in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | cut -d@ -f1 | grep -E '^gd(c[0-9]+|[0-9]+[dh][0-9]+)$'); do
+    ip link del "$link" 2>/dev/null || true
+  done
   # state of the previous incarnation would bring old jobs back
   rm -rf "$DIR/state" "$DIR/spool"
 }
