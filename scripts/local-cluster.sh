@@ -42,7 +42,7 @@ Commands:
 
 Options:
   --dir DIR             state, config and logs (default /tmp/gpudirect-cluster)
-  --nodes N             number of nodes, 1..8 (default 2)
+  --nodes N             number of nodes, 1..64 (default 2)
   --plugin PATH         spank_gpudirect.so to list in plugstack.conf (default: none)
   --plugin-args "ARGS"  its plugstack arguments, e.g. "default=off topology=/path/topo.xml"
   --prolog PATH         Prolog= in slurm.conf (with PrologFlags=Alloc: it runs when a job starts)
@@ -83,7 +83,7 @@ parse_options() {
       *) die "unknown option '$1' (try --help)" ;;
     esac
   done
-  case "$NODES" in [1-8]) ;; *) die "--nodes must be between 1 and 8" ;; esac
+  case "$NODES" in [1-9]|[1-5][0-9]|6[0-4]) ;; *) die "--nodes must be between 1 and 64" ;; esac
   # CTRL_NIC carries the cluster's own traffic (default route); HOST_NICS are further host-side
   # NICs on their own subnet; DATA_NICS the per-GPU NICs, on the data bridge.
   case "$MACHINE" in
@@ -208,30 +208,35 @@ start_munge() {
     || die "munged did not start: $(tail -3 "$DIR/log/munged.log" 2>/dev/null)"
 }
 
-# One veth pair: HOST_END enslaved to BRIDGE here, NAME with ADDR/24 inside node namespace NS.
-add_veth() {
-  local ns=$1 bridge=$2 host_end=$3 name=$4 addr=$5
-  ip link add "$host_end" type veth peer name "$name" netns "$ns"
-  ip link set "$host_end" master "$bridge" up
-  ip -n "$ns" addr add "$addr/24" dev "$name"
-  ip -n "$ns" link set "$name" up
-}
-
+# The nodes' links, in two `ip -batch` runs instead of one `ip` per command (64 nodes have 576 veth
+# pairs): here the namespaces and veth pairs, host ends on the bridges (control NIC and host NICs on
+# BRIDGE, data NICs on DATA_BRIDGE); then inside each namespace its addresses and default route.
 make_network() {
   ip link add "$BRIDGE" type bridge 2>/dev/null || true
   ip addr replace "$CTL_NET.1/24" dev "$BRIDGE"
   ip link set "$BRIDGE" up
   ip link add "$DATA_BRIDGE" type bridge 2>/dev/null || true
   ip link set "$DATA_BRIDGE" up
-  local i k ns
+  local i k ns host_batch=$DIR/run/links.batch
+  : >"$host_batch"
+  # veth HOST_END NAME BRIDGE ADDR: one pair, NAME with ADDR/24 inside the node's namespace
+  veth() {
+    printf 'link add %s type veth peer name %s netns %s\nlink set %s master %s up\n' "$1" "$2" "$ns" "$1" "$3" >>"$host_batch"
+    printf 'addr add %s/24 dev %s\nlink set %s up\n' "$4" "$2" "$2" >>"$DIR/run/$ns.batch"
+  }
   for i in $(seq 1 "$NODES"); do
     ns=$(netns_name "$i")
     ip netns add "$ns"
-    ip -n "$ns" link set lo up
-    add_veth "$ns" "$BRIDGE" "gdc$i" "$CTRL_NIC" "$CTL_NET.$((10 + i))"
-    ip -n "$ns" route add default via "$CTL_NET.1"
-    for k in "${!HOST_NICS[@]}"; do add_veth "$ns" "$BRIDGE" "gd${i}h$k" "${HOST_NICS[$k]}" "10.97.$k.$((10 + i))"; done
-    for k in "${!DATA_NICS[@]}"; do add_veth "$ns" "$DATA_BRIDGE" "gd${i}d$k" "${DATA_NICS[$k]}" "10.98.$k.$((10 + i))"; done
+    printf 'link set lo up\n' >"$DIR/run/$ns.batch"
+    veth "gdc$i" "$CTRL_NIC" "$BRIDGE" "$CTL_NET.$((10 + i))"
+    for k in "${!HOST_NICS[@]}"; do veth "gd${i}h$k" "${HOST_NICS[$k]}" "$BRIDGE" "10.97.$k.$((10 + i))"; done
+    for k in "${!DATA_NICS[@]}"; do veth "gd${i}d$k" "${DATA_NICS[$k]}" "$DATA_BRIDGE" "10.98.$k.$((10 + i))"; done
+    printf 'route add default via %s\n' "$CTL_NET.1" >>"$DIR/run/$ns.batch"
+  done
+  ip -batch "$host_batch" || die "could not create the nodes' links (ip -batch $host_batch)"
+  for i in $(seq 1 "$NODES"); do
+    ns=$(netns_name "$i")
+    ip -n "$ns" -batch "$DIR/run/$ns.batch" || die "could not configure $ns (ip -n $ns -batch $DIR/run/$ns.batch)"
   done
 }
 
@@ -253,13 +258,14 @@ start_daemons() {
 }
 
 wait_idle() {
-  local deadline=$((SECONDS + 40)) states
+  local limit=$((40 + NODES)) states
+  local deadline=$((SECONDS + limit))
   while [ $SECONDS -lt $deadline ]; do
     states=$(SLURM_CONF=$CONF sinfo -h -N -o '%T' 2>/dev/null | sort -u | tr '\n' ' ')
     if [ "$states" = "idle " ]; then return 0; fi
     sleep 0.2
   done
-  say "nodes did not become idle within 40 s (states: ${states:-none}); last log lines:" >&2
+  say "nodes did not become idle within $limit s (states: ${states:-none}); last log lines:" >&2
   tail -n 5 "$DIR"/log/*.log >&2 || true
   return 1
 }

@@ -64,6 +64,8 @@ if printf '%s\n' "$drained" | grep -qE "^$SLOW\|drain(ed|ing)\|gpudirect health:
 else
   fail "sinfo -R shows $SLOW drained with our reason" "$drained"
 fi
+in_service=$(sinfo -h -N -o '%N %T' | awk '$2 ~ /^(idle|mixed|allocated|completing)$/ {print $1}' | sort -uV | tr '\n' ' ')
+expect_eq "the good nodes stay in service" "node1 node2 node4 " "$in_service"
 log=$(grep -l "on *$SLOW device" "$work"/slow/*.log | head -1)
 used=$(grep -ohE "on +$SLOW device +[0-9]+ \[host\] libfabric:$ACROSS_PROVIDER(\+shm)? on [a-z0-9]+" "$log" | awk '{print $NF}' | sort -u | tr '\n' ' ')
 expect_eq "$SLOW's ranks used the rate-limited NICs" "$(echo $nics) " "$used"

@@ -57,7 +57,7 @@ TEST_CASE("the JSON has every node with its verdict, pairs and drain reason", "[
   CHECK(json["runs"][4]["phase"] == "group");
 }
 
-TEST_CASE("the heat map has one cell per node pair, both halves, labels escaped", "[health]") {
+TEST_CASE("the heat map has a tile per node with a line per pair, a bar per group, labels escaped", "[health]") {
   SweepResult result = slow_node2();
   result.nodes[0].node = "node1";
   const std::string svg = heat_map_svg(result.nodes, result.runs, result.threshold.gbps, "sweep <a&b>");
@@ -66,11 +66,32 @@ TEST_CASE("the heat map has one cell per node pair, both halves, labels escaped"
   CHECK_THAT(svg, Catch::Contains("sweep &lt;a&amp;b&gt;"));
   CHECK_THAT(svg, Catch::Contains("<title>node1 + node2: 0.4 GB/s (pairs)</title>"));
   CHECK_THAT(svg, Catch::Contains("<title>node2 + node4: timed out (killed after 60 s) (second pass)</title>"));
-  CHECK_THAT(svg, !Catch::Contains("node5"));  // skipped nodes have no row
-  std::size_t cells = 0;
-  for (std::size_t at = svg.find("<g><title>"); at != std::string::npos; at = svg.find("<g><title>", at + 1)) ++cells;
-  CHECK(cells == 8);  // 4 pair runs, each in both halves; the group is not a cell
+  CHECK_THAT(svg, !Catch::Contains(">node5</text>"));  // skipped nodes have no tile
+  std::size_t lines = 0;
+  for (std::size_t at = svg.find("<g><title>"); at != std::string::npos; at = svg.find("<g><title>", at + 1)) ++lines;
+  CHECK(lines == 8);  // 4 pair runs, each in both nodes' tiles
   CHECK_THAT(svg, Catch::Contains("fill=\"#c00000\">node2</text>"));  // the bad node's label is red
+  CHECK_THAT(svg, Catch::Contains("<g class=\"group\"><title>node1 + node3 + node4 + node5: 4 GB/s (group)</title>"));
+  CHECK_THAT(svg, Catch::Contains(">4 nodes</text>"));
+}
+
+TEST_CASE("the heat map of 64 nodes stays a few screens wide: 8 tiles to a row", "[health]") {
+  std::vector<std::string> names;
+  std::vector<SweepRun> runs;
+  for (int i = 1; i <= 64; ++i) names.push_back("node" + std::to_string(i));
+  for (int i = 0; i < 64; i += 2) runs.push_back({{names[i], names[i + 1]}, Phase::first_pass, Outcome::measured, 5.0, "", 2});
+  for (int i = 0; i < 64; i += 4) runs.push_back({{names[i], names[i + 1], names[i + 2], names[i + 3]}, Phase::group, Outcome::measured, 4.0, "", 3});
+  runs.push_back({names, Phase::group, Outcome::timed_out, 0, "killed after 60 s", 60});
+  const auto nodes = judge_nodes(names, runs, 3.5);
+  const std::string svg = heat_map_svg(nodes, runs, 3.5, "64");
+  const auto attribute = [&](const std::string& name) { return std::stoi(svg.substr(svg.find(name + "=\"") + name.size() + 2)); };
+  CHECK(attribute("width") <= 1600);
+  CHECK(attribute("height") <= 1000);
+  std::size_t bars = 0;
+  for (std::size_t at = svg.find("<g class=\"group\">"); at != std::string::npos; at = svg.find("<g class=\"group\">", at + 1)) ++bars;
+  CHECK(bars == 17);
+  CHECK_THAT(svg, Catch::Contains(">64 nodes</text>"));
+  CHECK_THAT(svg, Catch::Contains("timed out (killed after 60 s) (group)</title>"));
 }
 
 TEST_CASE("the metrics file has per node busbw and verdict, the threshold and the time", "[health]") {

@@ -119,7 +119,9 @@ class Sweep {
     std::vector<BoundedJob> jobs;
     std::vector<std::string> json_paths;
     for (const auto& nodes : batch) {
-      const std::string stem = work_dir_ + "/" + std::to_string(++job_count_) + "-" + join(nodes, "-");
+      // Numbered, and named by its nodes when a pair: a group of 64 names would pass NAME_MAX.
+      const std::string stem = work_dir_ + "/" + std::to_string(++job_count_) + "-" +
+                               (nodes.size() == 2 ? join(nodes, "-") : "group" + std::to_string(nodes.size()) + "-" + nodes.front() + "-to-" + nodes.back());
       json_paths.push_back(stem + ".json");
       std::filesystem::remove(json_paths.back());
       jobs.push_back({srun_command(nodes, o_.job, json_paths.back()), stem + ".log"});

@@ -43,6 +43,33 @@ std::string colour(double ratio) {
   return text;
 }
 
+// A run's fill, tooltip and short label.
+struct RunLook {
+  std::string fill, tip, label;
+  bool dark_text = false;
+};
+
+RunLook look(const SweepRun& run, double threshold) {
+  const bool measured = run.outcome == Outcome::measured;
+  std::string names;
+  for (const std::string& node : run.nodes) names += (names.empty() ? "" : " + ") + node;
+  RunLook out;
+  out.fill = measured ? colour(threshold > 0 ? run.busbw / threshold : 1) : "#303030";
+  out.tip = names + ": " + (measured ? number(run.busbw) + " GB/s" : std::string(to_string(run.outcome)) + (run.detail.empty() ? "" : " (" + run.detail + ")")) +
+            " (" + to_string(run.phase) + ")";
+  out.label = measured ? number(run.busbw) : std::string("x ") + to_string(run.outcome);
+  out.dark_text = measured && run.busbw >= threshold;
+  return out;
+}
+
+const char* verdict_colour(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::good: return "#2e9e3e";
+    case Verdict::bad: return "#c00000";
+    default: return "#c09000";  // suspect, untested: undecided
+  }
+}
+
 }  // namespace
 
 std::string heat_map_svg(const std::vector<NodeVerdict>& nodes, const std::vector<SweepRun>& runs, double threshold,
@@ -50,63 +77,88 @@ std::string heat_map_svg(const std::vector<NodeVerdict>& nodes, const std::vecto
   std::vector<const NodeVerdict*> shown;
   for (const NodeVerdict& n : nodes)
     if (n.verdict != Verdict::skipped) shown.push_back(&n);
-  std::map<std::string, std::size_t> index;
-  std::size_t longest = 4;
-  for (std::size_t i = 0; i < shown.size(); ++i) {
-    index[shown[i]->node] = i;
-    longest = std::max(longest, shown[i]->node.size());
-  }
-  const int cell = 56, label = static_cast<int>(longest) * 8 + 16, top = 40 + label, left = label + 10;
-  const int grid = static_cast<int>(shown.size()) * cell;
-  const int width = std::max(left + grid + 20, 600), height = top + grid + 110;
+  std::size_t lines = 1;
+  for (const NodeVerdict* n : shown) lines = std::max(lines, n->runs.size());
+
+  const int columns = static_cast<int>(std::clamp<std::size_t>(shown.size(), 1, 8));
+  const int rows = (static_cast<int>(shown.size()) + columns - 1) / columns;
+  const int tile_w = 176, line_h = 16, tile_h = 30 + static_cast<int>(lines) * line_h, gap = 8, left = 10, top = 40;
+  const int strip = columns * (tile_w + gap) - gap;
+
+  std::map<std::size_t, std::vector<const SweepRun*>> groups;  // by size, in the order they ran
+  std::size_t group_nodes = 1;
+  for (const SweepRun& run : runs)
+    if (run.phase == Phase::group) groups[run.nodes.size()].push_back(&run);
+  for (const auto& [size, list] : groups) group_nodes = std::max(group_nodes, size * list.size());
+  const int groups_top = top + rows * (tile_h + gap) + 24, group_h = 22;
+  const int groups_h = groups.empty() ? 0 : 24 + static_cast<int>(groups.size()) * (group_h + 6);
+  const int scale_y = groups_top + groups_h + 28;
+  const int width = std::max(left + strip + 90, 600), height = scale_y + 50;
 
   std::ostringstream svg;
   svg << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
       << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height << "\" viewBox=\"0 0 " << width << ' ' << height
       << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
       << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      << "<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" << escape(title) << "</text>\n";
-  // Axis labels: rows on the left, columns rotated on top; bad nodes in red.
+      << "<text x=\"" << left << "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" << escape(title) << "</text>\n";
+
+  // Tiles: the node's name (red when bad) and verdict, then one line per pair run (a later run of
+  // the same peer is a separate line: the second pass may repeat a first-pass peer).
   for (std::size_t i = 0; i < shown.size(); ++i) {
-    const std::string fill = shown[i]->verdict == Verdict::bad ? "#c00000" : shown[i]->verdict == Verdict::good ? "black" : "#806000";
-    const int centre = static_cast<int>(i) * cell + cell / 2;
-    svg << "<text x=\"" << left - 6 << "\" y=\"" << top + centre + 4 << "\" text-anchor=\"end\" fill=\"" << fill << "\">"
-        << escape(shown[i]->node) << "</text>\n";
-    svg << "<text transform=\"translate(" << left + centre + 4 << ',' << top - 6 << ") rotate(-90)\" fill=\"" << fill << "\">"
-        << escape(shown[i]->node) << "</text>\n";
-  }
-  // Empty grid first, then one cell per run in both halves (a later run of the same pair wins).
-  for (std::size_t i = 0; i < shown.size(); ++i)
-    for (std::size_t j = 0; j < shown.size(); ++j)
-      svg << "<rect x=\"" << left + static_cast<int>(j) * cell << "\" y=\"" << top + static_cast<int>(i) * cell << "\" width=\"" << cell
-          << "\" height=\"" << cell << "\" fill=\"" << (i == j ? "#d0d0d0" : "#f2f2f2") << "\" stroke=\"white\"/>\n";
-  for (const SweepRun& run : runs) {
-    if (run.phase == Phase::group || run.nodes.size() != 2 || !index.count(run.nodes[0]) || !index.count(run.nodes[1])) continue;
-    const std::size_t a = index[run.nodes[0]], b = index[run.nodes[1]];
-    const bool measured = run.outcome == Outcome::measured;
-    const std::string fill = measured ? colour(threshold > 0 ? run.busbw / threshold : 1) : "#303030";
-    const std::string tip = run.nodes[0] + " + " + run.nodes[1] + ": " + (measured ? number(run.busbw) + " GB/s" : std::string(to_string(run.outcome)) + (run.detail.empty() ? "" : " (" + run.detail + ")")) +
-                            " (" + to_string(run.phase) + ")";
-    for (const auto& [row, column] : {std::pair{a, b}, std::pair{b, a}}) {
-      const int x = left + static_cast<int>(column) * cell, y = top + static_cast<int>(row) * cell;
-      svg << "<g><title>" << escape(tip) << "</title><rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << cell << "\" height=\"" << cell
-          << "\" fill=\"" << fill << "\" stroke=\"white\"/>";
-      svg << "<text x=\"" << x + cell / 2 << "\" y=\"" << y + cell / 2 + 4 << "\" text-anchor=\"middle\" font-size=\"11\" fill=\""
-          << (measured && run.busbw >= threshold ? "black" : "white") << "\">" << (measured ? escape(number(run.busbw)) : std::string("x"))
+    const NodeVerdict& n = *shown[i];
+    const int x = left + static_cast<int>(i) % columns * (tile_w + gap), y = top + static_cast<int>(i) / columns * (tile_h + gap);
+    svg << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << tile_w << "\" height=\"" << tile_h
+        << "\" fill=\"#f6f6f6\" stroke=\"#d0d0d0\"/>\n"
+        << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"6\" height=\"" << tile_h << "\" fill=\"" << verdict_colour(n.verdict) << "\"/>\n"
+        << "<text x=\"" << x + 12 << "\" y=\"" << y + 17 << "\" font-weight=\"bold\" fill=\"" << (n.verdict == Verdict::bad ? "#c00000" : "black")
+        << "\">" << escape(n.node) << "</text>\n"
+        << "<text x=\"" << x + tile_w - 6 << "\" y=\"" << y + 17 << "\" text-anchor=\"end\" font-size=\"11\" fill=\"" << verdict_colour(n.verdict)
+        << "\">" << to_string(n.verdict) << "</text>\n";
+    int line = 0;
+    for (const std::size_t r : n.runs) {
+      const SweepRun& run = runs[r];
+      const RunLook l = look(run, threshold);
+      const int ly = y + 24 + line++ * line_h;
+      svg << "<g><title>" << escape(l.tip) << "</title><rect x=\"" << x + 12 << "\" y=\"" << ly << "\" width=\"" << tile_w - 18 << "\" height=\""
+          << line_h - 2 << "\" fill=\"" << l.fill << "\"/><text x=\"" << x + 16 << "\" y=\"" << ly + 11 << "\" font-size=\"11\" fill=\""
+          << (l.dark_text ? "black" : "white") << "\">" << escape(peer_of(run, n.node)) << "</text><text x=\"" << x + tile_w - 10 << "\" y=\""
+          << ly + 11 << "\" text-anchor=\"end\" font-size=\"11\" fill=\"" << (l.dark_text ? "black" : "white") << "\">" << escape(l.label)
           << "</text></g>\n";
     }
   }
+
+  // Groups: a row per size, each group a bar as wide as its share of the nodes.
+  if (!groups.empty())
+    svg << "<text x=\"" << left << "\" y=\"" << groups_top << "\" font-weight=\"bold\">groups (--groups): all_gather busbw, GB/s</text>\n";
+  int row = 0;
+  for (const auto& [size, list] : groups) {
+    const int y = groups_top + 12 + row++ * (group_h + 6);
+    svg << "<text x=\"" << left + strip + 8 << "\" y=\"" << y + 15 << "\">" << size << " nodes</text>\n";
+    double at = 0;
+    for (const SweepRun* run : list) {
+      const RunLook l = look(*run, threshold);
+      const double w = static_cast<double>(strip) * static_cast<double>(size) / static_cast<double>(group_nodes);
+      svg << "<g class=\"group\"><title>" << escape(l.tip) << "</title><rect x=\"" << left + static_cast<int>(at) << "\" y=\"" << y
+          << "\" width=\"" << std::max(1, static_cast<int>(w) - 2) << "\" height=\"" << group_h << "\" fill=\"" << l.fill << "\"/>";
+      if (w >= 44)
+        svg << "<text x=\"" << left + static_cast<int>(at + w / 2) << "\" y=\"" << y + 15 << "\" text-anchor=\"middle\" font-size=\"11\" fill=\""
+            << (l.dark_text ? "black" : "white") << "\">" << escape(run->outcome == Outcome::measured ? l.label : std::string("x")) << "</text>";
+      svg << "</g>\n";
+      at += w;
+    }
+  }
+
   // Colour scale: 0 .. threshold .. 1.5 x threshold.
-  const int scale_y = top + grid + 30, scale_w = 300;
-  svg << "<text x=\"10\" y=\"" << scale_y - 8 << "\">all_gather bus bandwidth, GB/s (threshold " << escape(number(threshold))
-      << "; dark x: the job failed or timed out)</text>\n";
+  const int scale_w = 300;
+  svg << "<text x=\"" << left << "\" y=\"" << scale_y - 8 << "\">all_gather bus bandwidth, GB/s (threshold " << escape(number(threshold))
+      << "; dark x: the job failed or timed out; hover for the numbers)</text>\n";
   for (int k = 0; k < 30; ++k) {
     const double ratio = 1.5 * k / 29.0;
-    svg << "<rect x=\"" << 10 + k * scale_w / 30 << "\" y=\"" << scale_y << "\" width=\"" << scale_w / 30 + 1 << "\" height=\"16\" fill=\""
+    svg << "<rect x=\"" << left + k * scale_w / 30 << "\" y=\"" << scale_y << "\" width=\"" << scale_w / 30 + 1 << "\" height=\"16\" fill=\""
         << colour(ratio) << "\"/>\n";
   }
   for (const double ratio : {0.0, 1.0, 1.5})
-    svg << "<text x=\"" << 10 + static_cast<int>(ratio / 1.5 * scale_w) << "\" y=\"" << scale_y + 32 << "\" text-anchor=\"middle\">"
+    svg << "<text x=\"" << left + static_cast<int>(ratio / 1.5 * scale_w) << "\" y=\"" << scale_y + 32 << "\" text-anchor=\"middle\">"
         << escape(number(ratio * threshold)) << "</text>\n";
   svg << "</svg>\n";
   return svg.str();

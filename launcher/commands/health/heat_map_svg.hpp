@@ -1,6 +1,8 @@
-// The pair matrix as an SVG an admin opens in a browser: one cell per measured pair, coloured by
-// busbw against the threshold (red under it, yellow to green above), failed runs dark with an x,
-// node labels on both axes (bad nodes in red), and a colour scale.
+// The sweep as an SVG an admin opens in a browser, readable from 2 to hundreds of nodes: one tile
+// per node (8 to a row) with a bar in its verdict's colour and one line per pair it ran in, that
+// pair's busbw coloured against the threshold (red under it, yellow to green above, dark x for a
+// failed or timed out job); under the tiles, one row per --groups size with a bar per group. A
+// node x node matrix would be 98% empty at 64 nodes: each node runs with one to three peers.
 #pragma once
 
 #include "health/sweep_run.hpp"
