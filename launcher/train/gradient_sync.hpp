@@ -9,6 +9,7 @@
 #include "train/gradient_buckets.hpp"
 #include "train/model.hpp"
 #include "train/optimizer.hpp"
+#include "train/zero1_shards.hpp"
 
 #include <chrono>
 #include <memory>
@@ -48,7 +49,7 @@ class GradientSync {
 
  private:
   void launch(std::size_t bucket);
-  std::size_t chunk(std::size_t bucket) const;
+  Shard bucket_shard(std::size_t bucket) const;  // this rank's part of the bucket (zero1_shards.hpp)
 
   comm::Communicator& comm_;
   bool zero1_;
@@ -57,6 +58,7 @@ class GradientSync {
   BucketTracker tracker_;
   std::vector<std::unique_ptr<comm::Request>> pending_;
   std::vector<Segment> owned_;
+  std::vector<std::size_t> state_at_;  // ZeRO-1: where each bucket's owned part sits in the AdamW state
   std::vector<float*> staging_;  // ZeRO-1: one padded buffer per bucket (chunk * world floats)
   std::span<float> gradients_;
 };

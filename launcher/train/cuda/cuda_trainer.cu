@@ -8,7 +8,7 @@
 #include "train/checkpoint.hpp"
 #include "train/cuda/cuda_training.hpp"
 #include "train/cuda/gpt_cuda.cuh"
-#include "train/cuda/zero1_shards.hpp"
+#include "train/zero1_shards.hpp"
 #include "train/gradient_sync.hpp"
 #include "train/rank_step_report.hpp"
 
