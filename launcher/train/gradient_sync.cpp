@@ -51,10 +51,8 @@ void GradientSync::begin(std::span<float> gradients) {
   pending_.clear();
 }
 
-GradientReady GradientSync::on_ready() {
-  return [this](std::size_t offset, std::size_t count) {
-    for (const std::size_t bucket : tracker_.mark_ready(offset, count)) launch(bucket);
-  };
+void GradientSync::ready(std::size_t offset, std::size_t count) {
+  for (const std::size_t bucket : tracker_.mark_ready(offset, count)) launch(bucket);
 }
 
 void GradientSync::launch(std::size_t b) {
@@ -140,32 +138,6 @@ void GradientSync::scatter_state(std::span<const float> full, std::span<float> s
     std::copy_n(full.begin() + static_cast<long>(s.offset), s.count, shard.begin() + static_cast<long>(at));
     at += s.count;
   }
-}
-
-void broadcast_parameters(comm::Communicator& comm, std::span<float> parameters) {
-  if (comm.size() == 1) return;
-  comm.broadcast(parameters.data(), parameters.data(), parameters.size(), comm::DataType::float32, 0)->wait();
-}
-
-std::uint64_t parameter_checksum(std::span<const float> parameters) {
-  std::uint64_t hash = 1469598103934665603ULL;  // FNV-1a over 32-bit words
-  for (const float value : parameters) {
-    std::uint32_t bits = 0;
-    std::memcpy(&bits, &value, sizeof(bits));
-    hash = (hash ^ bits) * 1099511628211ULL;
-  }
-  return hash;
-}
-
-std::vector<int> ranks_with_different_parameters(comm::Communicator& comm, std::span<const float> parameters) {
-  const std::uint64_t mine = parameter_checksum(parameters);
-  std::vector<std::uint64_t> all(static_cast<std::size_t>(comm.size()));
-  if (comm.size() == 1) return {};
-  comm.all_gather(&mine, all.data(), 1, comm::DataType::uint64)->wait();
-  std::vector<int> different;
-  for (int r = 1; r < comm.size(); ++r)
-    if (all[static_cast<std::size_t>(r)] != all[0]) different.push_back(r);
-  return different;
 }
 
 }  // namespace gpudirect::train

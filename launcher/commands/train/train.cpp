@@ -13,6 +13,7 @@
 #include "train/cuda/cuda_training.hpp"
 #endif
 #include "train/data_source.hpp"
+#include "train/host_backend.hpp"
 #include "train/peak_flops.hpp"
 #include "train/trainer.hpp"
 
@@ -169,7 +170,7 @@ double unix_seconds() { return std::chrono::duration<double>(std::chrono::system
 // fabric): the step, how long it has run and how many micro-batches are done.
 class ProgressTicker {
  public:
-  ProgressTicker(const train::TrainLoop& trainer, int steps, int micro_batches, double interval_s)
+  ProgressTicker(const train::Trainer& trainer, int steps, int micro_batches, double interval_s)
       : trainer_(trainer), steps_(steps), micro_batches_(micro_batches), interval_(interval_s) {
     if (interval_s > 0) thread_ = std::thread([this] { run(); });
   }
@@ -205,7 +206,7 @@ class ProgressTicker {
       std::fflush(stdout);
     }
   }
-  const train::TrainLoop& trainer_;
+  const train::Trainer& trainer_;
   int steps_, micro_batches_;
   double interval_;
   std::mutex mutex_;
@@ -268,7 +269,7 @@ int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_op
   std::string peak_source = "--peak-tflops";
   std::unique_ptr<comm::Communicator> communicator;
   std::unique_ptr<train::Model> model;
-  std::unique_ptr<train::TrainLoop> trainer_owner;
+  std::unique_ptr<train::Trainer> trainer_owner;
   std::string model_description;
   if (use_cuda) {
 #ifdef GPUDIRECT_HAVE_CUDA_TRAINING
@@ -281,7 +282,7 @@ int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_op
     }
     communicator = comm::make_communicator({"nccl", session_options.timeout, "gpudirect train"}, session);
     model = train::cuda::make_cuda_model(config);
-    trainer_owner = train::cuda::make_cuda_trainer(*model, *communicator, *data, settings);
+    trainer_owner = std::make_unique<train::Trainer>(*model, *data, settings, train::cuda::make_cuda_backend(*model, *communicator, settings));
     model_description = "CUDA model (bf16 matmuls and activations, fp32 master weights and AdamW state; NOT YET VERIFIED ON A GPU, "
                         "see tests/gpu/check_cuda_training.sh) on GPU " + std::to_string(device.index) + " [" + device.pci_bus + "] " +
                         device.name;
@@ -293,7 +294,7 @@ int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_op
     comm::Communicator& comm = *communicator;
     model = train::make_cpu_model(config, threads, {[&comm](std::size_t bytes) { return comm.allocate(bytes); }, [&comm](void* buffer) { comm.release(buffer); }});
     train::initialize_parameters(config, model->parameters(), config.seed);
-    trainer_owner = std::make_unique<train::Trainer>(*model, *communicator, *data, settings);
+    trainer_owner = std::make_unique<train::Trainer>(*model, *data, settings, train::make_host_backend(*model, *communicator, settings));
     model_description = "fp32 CPU model, " + std::to_string(threads) + " thread(s) per rank";
     if (peak <= 0) {
       peak = train::measure_sgemm_flops();
@@ -303,7 +304,7 @@ int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_op
       peak_source = "measured with sgemm";
     }
   }
-  train::TrainLoop& trainer = *trainer_owner;
+  train::Trainer& trainer = *trainer_owner;
   const std::vector<std::string> hosts =
       session.store ? session.store->all_gather("train/hosts", context.hostname) : std::vector<std::string>{context.hostname};
 
