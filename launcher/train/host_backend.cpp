@@ -83,4 +83,8 @@ std::unique_ptr<TrainBackend> make_host_backend(Model& model, comm::Communicator
   return std::make_unique<HostBackend>(model, comm, settings);
 }
 
+GradientMemory gradients_in_communicator_memory(comm::Communicator& comm) {
+  return {[&comm](std::size_t bytes) { return comm.allocate(bytes); }, [&comm](void* buffer) { comm.release(buffer); }};
+}
+
 }  // namespace gpudirect::train

@@ -1,8 +1,6 @@
-// One data-parallel training run on either backend: the step loop (micro-batches, gradient
-// accumulation, clipping, the schedule, AdamW, timing and exposed communication, the ranks' shared
-// stop decision), checkpoints that resume bit-exactly, the initial broadcast and the end-of-run
-// parameter check. Where the buffers live and how they travel is the backend's (train_backend.hpp),
-// so CPU and GPU runs share every rule here. No printing: the train command reports what step() returns.
+// One data-parallel training run on either backend: the step loop, checkpoints that resume
+// bit-exactly, the initial broadcast and the end-of-run parameter check. Where buffers live and how
+// they travel is the backend's (train_backend.hpp), so CPU and GPU runs share every rule here.
 #pragma once
 
 #include "train/checkpoint.hpp"
