@@ -41,7 +41,6 @@ class Trainer {
   std::size_t bucket_count() const { return backend_->bucket_count(); }
 
   CheckpointHeader header(const std::string& data_description) const;
-  const TrainBackend& backend() const { return *backend_; }
 
  private:
   Model& model_;
