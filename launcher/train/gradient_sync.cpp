@@ -23,16 +23,14 @@ GradientSync::GradientSync(comm::Communicator& comm, const ParameterLayout& layo
     owned_.push_back({0, layout.total()});
     return;
   }
+  owned_ = owned_segments(buckets_, world_, rank_);
+  state_at_ = state_offsets(buckets_, world_, rank_);
   for (std::size_t b = 0; b < buckets_.size(); ++b) {
-    const std::size_t size = chunk(b);
-    const std::size_t begin = std::min(buckets_[b].count, static_cast<std::size_t>(rank_) * size);
-    const std::size_t end = std::min(buckets_[b].count, begin + size);
-    if (end > begin) owned_.push_back({buckets_[b].offset + begin, end - begin});
-    auto* buffer = static_cast<float*>(comm_.allocate(size * static_cast<std::size_t>(world_) * sizeof(float)));
-    std::fill(buffer, buffer + size * static_cast<std::size_t>(world_), 0.0f);
+    const std::size_t padded = bucket_shard(b).chunk * static_cast<std::size_t>(world_);
+    auto* buffer = static_cast<float*>(comm_.allocate(padded * sizeof(float)));
+    std::fill(buffer, buffer + padded, 0.0f);
     staging_.push_back(buffer);
   }
-  std::sort(owned_.begin(), owned_.end(), [](const Segment& a, const Segment& b) { return a.offset < b.offset; });
 }
 
 GradientSync::~GradientSync() {
@@ -45,10 +43,7 @@ GradientSync::~GradientSync() {
   for (float* buffer : staging_) comm_.release(buffer);
 }
 
-std::size_t GradientSync::chunk(std::size_t bucket) const {
-  const auto w = static_cast<std::size_t>(world_);
-  return (buckets_[bucket].count + w - 1) / w;
-}
+Shard GradientSync::bucket_shard(std::size_t bucket) const { return shard_of(buckets_[bucket], world_, rank_); }
 
 void GradientSync::begin(std::span<float> gradients) {
   gradients_ = gradients;
@@ -56,10 +51,8 @@ void GradientSync::begin(std::span<float> gradients) {
   pending_.clear();
 }
 
-GradientReady GradientSync::on_ready() {
-  return [this](std::size_t offset, std::size_t count) {
-    for (const std::size_t bucket : tracker_.mark_ready(offset, count)) launch(bucket);
-  };
+void GradientSync::ready(std::size_t offset, std::size_t count) {
+  for (const std::size_t bucket : tracker_.mark_ready(offset, count)) launch(bucket);
 }
 
 void GradientSync::launch(std::size_t b) {
@@ -69,7 +62,7 @@ void GradientSync::launch(std::size_t b) {
     pending_.push_back(comm_.all_reduce(grads, grads, buckets_[b].count, comm::DataType::float32, comm::ReduceOp::avg));
     return;
   }
-  const std::size_t size = chunk(b);
+  const std::size_t size = bucket_shard(b).chunk;
   std::memcpy(staging_[b], grads, buckets_[b].count * sizeof(float));
   // The padding beyond count stays zero from the constructor and from gather_parameters.
   std::fill(staging_[b] + buckets_[b].count, staging_[b] + size * static_cast<std::size_t>(world_), 0.0f);
@@ -87,10 +80,8 @@ double GradientSync::finish() {
   pending_.clear();
   if (zero1_) {
     for (std::size_t b = 0; b < buckets_.size(); ++b) {
-      const std::size_t size = chunk(b);
-      const std::size_t begin = std::min(buckets_[b].count, static_cast<std::size_t>(rank_) * size);
-      const std::size_t end = std::min(buckets_[b].count, begin + size);
-      std::memcpy(gradients_.data() + buckets_[b].offset + begin, staging_[b] + begin, (end - begin) * sizeof(float));
+      const Shard s = bucket_shard(b);
+      std::memcpy(gradients_.data() + buckets_[b].offset + s.begin, staging_[b] + s.begin, (s.end - s.begin) * sizeof(float));
     }
   }
   return seconds_since(start);
@@ -112,7 +103,7 @@ double GradientSync::gather_parameters(std::span<float> parameters) {
   const auto start = Clock::now();
   std::vector<std::unique_ptr<comm::Request>> requests;
   for (std::size_t b = 0; b < buckets_.size(); ++b) {
-    const std::size_t size = chunk(b);
+    const std::size_t size = bucket_shard(b).chunk;
     float* buffer = staging_[b];
     std::fill(buffer, buffer + size * static_cast<std::size_t>(world_), 0.0f);
     std::memcpy(buffer, parameters.data() + buckets_[b].offset, buckets_[b].count * sizeof(float));
@@ -132,19 +123,11 @@ void GradientSync::gather_state(std::span<const float> shard, std::span<float> f
     return;
   }
   for (std::size_t b = 0; b < buckets_.size(); ++b) {
-    const std::size_t size = chunk(b);
+    const Shard s = bucket_shard(b);
     float* buffer = staging_[b];
-    std::fill(buffer, buffer + size * static_cast<std::size_t>(world_), 0.0f);
-    const std::size_t begin = std::min(buckets_[b].count, static_cast<std::size_t>(rank_) * size);
-    const std::size_t end = std::min(buckets_[b].count, begin + size);
-    // Where this bucket's owned segment sits in the shard (owned_ is sorted by offset, as the shard).
-    std::size_t shard_at = 0;
-    for (const Segment& s : owned_) {
-      if (s.offset == buckets_[b].offset + begin) break;
-      shard_at += s.count;
-    }
-    std::memcpy(buffer + begin, shard.data() + shard_at, (end - begin) * sizeof(float));
-    comm_.all_gather(buffer + static_cast<std::size_t>(rank_) * size, buffer, size, comm::DataType::float32)->wait();
+    std::fill(buffer, buffer + s.chunk * static_cast<std::size_t>(world_), 0.0f);
+    std::memcpy(buffer + s.begin, shard.data() + state_at_[b], (s.end - s.begin) * sizeof(float));
+    comm_.all_gather(buffer + static_cast<std::size_t>(rank_) * s.chunk, buffer, s.chunk, comm::DataType::float32)->wait();
     std::memcpy(full.data() + buckets_[b].offset, buffer, buckets_[b].count * sizeof(float));
   }
 }
@@ -155,32 +138,6 @@ void GradientSync::scatter_state(std::span<const float> full, std::span<float> s
     std::copy_n(full.begin() + static_cast<long>(s.offset), s.count, shard.begin() + static_cast<long>(at));
     at += s.count;
   }
-}
-
-void broadcast_parameters(comm::Communicator& comm, std::span<float> parameters) {
-  if (comm.size() == 1) return;
-  comm.broadcast(parameters.data(), parameters.data(), parameters.size(), comm::DataType::float32, 0)->wait();
-}
-
-std::uint64_t parameter_checksum(std::span<const float> parameters) {
-  std::uint64_t hash = 1469598103934665603ULL;  // FNV-1a over 32-bit words
-  for (const float value : parameters) {
-    std::uint32_t bits = 0;
-    std::memcpy(&bits, &value, sizeof(bits));
-    hash = (hash ^ bits) * 1099511628211ULL;
-  }
-  return hash;
-}
-
-std::vector<int> ranks_with_different_parameters(comm::Communicator& comm, std::span<const float> parameters) {
-  const std::uint64_t mine = parameter_checksum(parameters);
-  std::vector<std::uint64_t> all(static_cast<std::size_t>(comm.size()));
-  if (comm.size() == 1) return {};
-  comm.all_gather(&mine, all.data(), 1, comm::DataType::uint64)->wait();
-  std::vector<int> different;
-  for (int r = 1; r < comm.size(); ++r)
-    if (all[static_cast<std::size_t>(r)] != all[0]) different.push_back(r);
-  return different;
 }
 
 }  // namespace gpudirect::train

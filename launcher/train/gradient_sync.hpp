@@ -9,6 +9,7 @@
 #include "train/gradient_buckets.hpp"
 #include "train/model.hpp"
 #include "train/optimizer.hpp"
+#include "train/zero1_shards.hpp"
 
 #include <chrono>
 #include <memory>
@@ -25,9 +26,10 @@ class GradientSync {
   GradientSync(const GradientSync&) = delete;
   GradientSync& operator=(const GradientSync&) = delete;
 
-  // Call before the last micro-batch's backward; pass on_ready() to the model for that micro-batch.
+  // Call before the last micro-batch's backward; the model's GradientReady for that micro-batch
+  // calls ready(), which launches each bucket as soon as all of it is final.
   void begin(std::span<float> gradients);
-  GradientReady on_ready();
+  void ready(std::size_t offset, std::size_t count);
   // Launches any bucket the model did not report, waits for all of them and leaves the averaged
   // gradients in the owned segments (all of the buffer without ZeRO-1). Returns the seconds spent
   // waiting here (communication that backward did not hide).
@@ -48,7 +50,7 @@ class GradientSync {
 
  private:
   void launch(std::size_t bucket);
-  std::size_t chunk(std::size_t bucket) const;
+  Shard bucket_shard(std::size_t bucket) const;  // this rank's part of the bucket (zero1_shards.hpp)
 
   comm::Communicator& comm_;
   bool zero1_;
@@ -57,17 +59,9 @@ class GradientSync {
   BucketTracker tracker_;
   std::vector<std::unique_ptr<comm::Request>> pending_;
   std::vector<Segment> owned_;
+  std::vector<std::size_t> state_at_;  // ZeRO-1: where each bucket's owned part sits in the AdamW state
   std::vector<float*> staging_;  // ZeRO-1: one padded buffer per bucket (chunk * world floats)
   std::span<float> gradients_;
 };
-
-// Rank 0's parameters to every rank.
-void broadcast_parameters(comm::Communicator& comm, std::span<float> parameters);
-
-// A 64-bit checksum of the parameter bytes.
-std::uint64_t parameter_checksum(std::span<const float> parameters);
-
-// Every rank's checksum; the ranks whose parameters differ from rank 0's (empty when all agree).
-std::vector<int> ranks_with_different_parameters(comm::Communicator& comm, std::span<const float> parameters);
 
 }  // namespace gpudirect::train

@@ -1,8 +1,8 @@
 // The one small exchange per step: every rank's loss, step time, exposed communication and wish to
-// stop. Both trainers send it (each over its own communicator) and read it back the same way.
+// stop, packed into doubles so one all-gather carries it over either backend.
 #pragma once
 
-#include "train/train_loop.hpp"
+#include "train/step_result.hpp"
 
 #include <array>
 #include <span>

@@ -1,28 +1,26 @@
 #include "train/trainer.hpp"
 
+#include "train/parameter_agreement.hpp"
 #include "train/rank_step_report.hpp"
 
 #include <chrono>
 #include <cmath>
+#include <stdexcept>
 
 namespace gpudirect::train {
 
 using Clock = std::chrono::steady_clock;
 
-Trainer::Trainer(Model& model, comm::Communicator& comm, DataSource& data, const TrainSettings& settings)
-    : model_(model),
-      comm_(comm),
-      data_(data),
-      settings_(settings),
-      sync_(comm, model.layout(), settings.zero1, settings.first_bucket_bytes, settings.bucket_bytes),
-      adamw_(model.layout(), sync_.owned(), settings.adamw) {
+Trainer::Trainer(Model& model, DataSource& data, const TrainSettings& settings, std::unique_ptr<TrainBackend> backend)
+    : model_(model), data_(data), settings_(settings), backend_(std::move(backend)) {
+  if (!backend_) throw std::invalid_argument("Trainer: no backend");
   const GptConfig& c = model.config();
   const auto tokens = static_cast<std::size_t>(c.micro_batch) * static_cast<std::size_t>(c.seq_len);
   inputs_.resize(tokens);
   targets_.resize(tokens);
 }
 
-void Trainer::broadcast_initial_parameters() { broadcast_parameters(comm_, model_.parameters()); }
+void Trainer::broadcast_initial_parameters() { backend_->broadcast_parameters(); }
 
 StepResult Trainer::step(bool stop_requested) {
   const GptConfig& c = model_.config();
@@ -33,29 +31,30 @@ StepResult Trainer::step(bool stop_requested) {
   model_.zero_gradients();
   double loss = 0;
   const float scale = 1.0f / static_cast<float>(c.grad_accum);
+  const GradientReady ready = [this](std::size_t offset, std::size_t count) { backend_->gradient_ready(offset, count); };
   for (int micro = 0; micro < c.grad_accum; ++micro) {
     data_.fill(step_, micro, inputs_, targets_);
+    // Only the last micro-batch's gradients are final: its buckets travel while backward goes on.
     const bool last = micro + 1 == c.grad_accum;
-    if (last) sync_.begin(model_.gradients());
-    loss += model_.forward_backward(inputs_, targets_, scale, last ? sync_.on_ready() : GradientReady{});
+    if (last) backend_->begin_gradients();
+    loss += model_.forward_backward(inputs_, targets_, scale, last ? ready : GradientReady{});
     micro_done_.store(micro + 1, std::memory_order_relaxed);
   }
   loss /= c.grad_accum;
-  double exposed = sync_.finish();
-  const double norm = std::sqrt(sync_.global_sum_of_squares(model_.gradients(), exposed));
+  double exposed = backend_->finish_gradients();
+  const double norm = std::sqrt(backend_->global_sum_of_squares(exposed));
   const float clip = clip_scale(norm, settings_.grad_clip);
   result.lr = settings_.schedule.at(static_cast<int>(step_));
-  adamw_.step(model_.parameters(), model_.gradients(), result.lr, clip, step_ + 1);
-  exposed += sync_.gather_parameters(model_.parameters());
+  backend_->optimizer_step(result.lr, clip, step_ + 1);
+  exposed += backend_->gather_parameters();
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   result.exposed_comm_seconds = exposed;
   result.grad_norm = norm;
 
   // One small all-gather per step: every rank's loss, times and stop wish.
   const RankReport mine = rank_report(loss, result, stop_requested);
-  std::vector<double> all(kRankReportFields * static_cast<std::size_t>(comm_.size()));
-  if (comm_.size() == 1) std::copy(mine.begin(), mine.end(), all.begin());
-  else comm_.all_gather(mine.data(), all.data(), kRankReportFields, comm::DataType::float64)->wait();
+  std::vector<double> all(kRankReportFields * static_cast<std::size_t>(backend_->world()));
+  backend_->all_gather_host(mine.data(), all.data(), kRankReportFields, comm::DataType::float64);
   merge_rank_reports(all, result);
   ++step_;
   return result;
@@ -65,8 +64,8 @@ CheckpointHeader Trainer::header(const std::string& data_description) const {
   CheckpointHeader h;
   h.config = model_.config();
   h.step = step_;
-  h.world = comm_.size();
-  h.zero1 = sync_.zero1();
+  h.world = backend_->world();
+  h.zero1 = backend_->zero1();
   h.data = data_description;
   h.parameters = model_.layout().total();
   h.adamw = settings_.adamw;
@@ -77,35 +76,31 @@ CheckpointHeader Trainer::header(const std::string& data_description) const {
 
 void Trainer::save_checkpoint(const std::string& path, const std::string& data_description) {
   const std::size_t n = model_.layout().total();
-  std::vector<float> m(sync_.zero1() || comm_.rank() == 0 ? n : 0), v(m.size());
-  if (sync_.zero1()) {
-    sync_.gather_state(adamw_.first_moment(), m);
-    sync_.gather_state(adamw_.second_moment(), v);
-  } else if (comm_.rank() == 0) {
-    std::copy(adamw_.first_moment().begin(), adamw_.first_moment().end(), m.begin());
-    std::copy(adamw_.second_moment().begin(), adamw_.second_moment().end(), v.begin());
-  }
+  const bool leader = backend_->rank() == 0;
+  std::vector<float> m(backend_->zero1() || leader ? n : 0), v(m.size());
+  backend_->gather_moments(m, v);
+  const std::span<const float> parameters = model_.parameters();
   // Rank 0 writes; the others learn whether it worked so every rank reports the same outcome.
   int failed = 0;
   std::string error;
-  if (comm_.rank() == 0) {
+  if (leader) {
     try {
-      write_checkpoint(path, header(data_description), model_.parameters(), m, v);
+      write_checkpoint(path, header(data_description), parameters, m, v);
     } catch (const CheckpointError& e) {
       failed = 1;
       error = e.what();
     }
   }
-  if (comm_.size() > 1) comm_.broadcast(&failed, &failed, 1, comm::DataType::int32, 0)->wait();
-  if (failed) throw CheckpointError(comm_.rank() == 0 ? error : "rank 0 could not write checkpoint " + path);
+  failed = broadcast_from_leader(failed);
+  if (failed) throw CheckpointError(leader ? error : "rank 0 could not write checkpoint " + path);
 }
 
 void Trainer::load_checkpoint(const std::string& path, const std::string& data_description) {
-  const std::size_t n = model_.layout().total();
+  const bool leader = backend_->rank() == 0;
   Checkpoint checkpoint;
   int failed = 0;
   std::string error;
-  if (comm_.rank() == 0) {
+  if (leader) {
     try {
       checkpoint = read_checkpoint(path);
       check_compatible(checkpoint.header, header(data_description), path);
@@ -114,30 +109,25 @@ void Trainer::load_checkpoint(const std::string& path, const std::string& data_d
       error = e.what();
     }
   }
-  if (comm_.size() > 1) comm_.broadcast(&failed, &failed, 1, comm::DataType::int32, 0)->wait();
-  if (failed) throw CheckpointError(comm_.rank() == 0 ? error : "rank 0 refused checkpoint " + path);
-  if (comm_.rank() != 0) {
-    checkpoint.parameters.resize(n);
-    checkpoint.first_moment.resize(n);
-    checkpoint.second_moment.resize(n);
-  }
+  failed = broadcast_from_leader(failed);
+  if (failed) throw CheckpointError(leader ? error : "rank 0 refused checkpoint " + path);
   long step = checkpoint.header.step;
-  if (comm_.size() > 1) {
-    comm_.broadcast(&step, &step, 1, comm::DataType::int64, 0)->wait();
-    for (auto* buffer : {&checkpoint.parameters, &checkpoint.first_moment, &checkpoint.second_moment})
-      comm_.broadcast(buffer->data(), buffer->data(), n, comm::DataType::float32, 0)->wait();
-  }
-  std::copy(checkpoint.parameters.begin(), checkpoint.parameters.end(), model_.parameters().begin());
-  sync_.scatter_state(checkpoint.first_moment, adamw_.first_moment());
-  sync_.scatter_state(checkpoint.second_moment, adamw_.second_moment());
+  backend_->broadcast_host(&step, 1, comm::DataType::int64);
+  backend_->load_state(checkpoint);
   step_ = step;
 }
 
 int Trainer::broadcast_from_leader(int value) {
-  if (comm_.size() > 1) comm_.broadcast(&value, &value, 1, comm::DataType::int32, 0)->wait();
+  backend_->broadcast_host(&value, 1, comm::DataType::int32);
   return value;
 }
 
-std::vector<int> Trainer::check_parameters_agree() { return ranks_with_different_parameters(comm_, model_.parameters()); }
+std::vector<int> Trainer::check_parameters_agree() {
+  const std::uint64_t mine = parameter_checksum(model_.parameters());
+  if (backend_->world() == 1) return {};
+  std::vector<std::uint64_t> all(static_cast<std::size_t>(backend_->world()));
+  backend_->all_gather_host(&mine, all.data(), 1, comm::DataType::uint64);
+  return ranks_differing_from_leader(all);
+}
 
 }  // namespace gpudirect::train

@@ -5,11 +5,11 @@
 //      forward() giving forward_backward()'s loss, and a second backward giving bit-identical gradients;
 //   3. the device's AdamW step and sum of squares against AdamW::step and sum_of_squares on the same
 //      random gradients (both fp32: within 1e-5 relative; the device contracts multiply-adds);
-//   4. --steps N optimizer steps (lr 1e-2) of the CPU Trainer and the CUDA trainer (one rank each):
+//   4. --steps N optimizer steps (lr 1e-2) of the Trainer on the CPU and on the CUDA backend (one rank each):
 //      every step's loss within 2% and gradient norm within 10%, and the loss decrease over the run
 //      within 10% (the per-step bounds alone would miss an update of the wrong size). These bounds are
 //      estimates made without a GPU: if they fail by a little, look at the printed numbers first;
-//   5. save after 3 steps, load into a fresh CUDA model and trainer, continue: exactly the losses of
+//   5. save after 3 steps, load into a fresh CUDA model and Trainer, continue: exactly the losses of
 //      the uninterrupted CUDA run (no kernel uses atomics).
 // Prints "SKIPPED: no CUDA device" and exits 0 where there is no GPU; exits 1 naming what differs.
 // Usage: train_cuda_check [--preset tiny] [--micro-batch B] [--steps N] [--device-only]
@@ -19,6 +19,7 @@
 #include "train/cuda/cuda_training.hpp"
 #include "train/cuda/tolerance.hpp"
 #include "train/data_source.hpp"
+#include "train/host_backend.hpp"
 #include "train/trainer.hpp"
 
 #include <cmath>
@@ -152,7 +153,7 @@ void compare_steps(const GptConfig& config, int steps) {
     auto data = make_mock_data(shape, config.seed, true);
     auto model = make_cpu_model(config, 0);
     initial.assign(model->parameters().begin(), model->parameters().end());
-    Trainer trainer(*model, *host, *data, settings);
+    Trainer trainer(*model, *data, settings, make_host_backend(*model, *host, settings));
     for (int s = 0; s < steps; ++s) cpu_run.steps.push_back(trainer.step(false));
     cpu_run.parameters.assign(model->parameters().begin(), model->parameters().end());
   }
@@ -161,10 +162,10 @@ void compare_steps(const GptConfig& config, int steps) {
   {
     auto data = make_mock_data(shape, config.seed, true);
     auto model = cuda::make_cuda_model(config);
-    auto trainer = cuda::make_cuda_trainer(*model, *nccl, *data, settings);
+    Trainer trainer(*model, *data, settings, cuda::make_cuda_backend(*model, *nccl, settings));
     for (int s = 0; s < steps; ++s) {
-      gpu_run.steps.push_back(trainer->step(false));
-      if (s == 2) trainer->save_checkpoint(path, data->describe());
+      gpu_run.steps.push_back(trainer.step(false));
+      if (s == 2) trainer.save_checkpoint(path, data->describe());
     }
     gpu_run.parameters.assign(model->parameters().begin(), model->parameters().end());
   }
@@ -194,11 +195,11 @@ void compare_steps(const GptConfig& config, int steps) {
   if (steps > 3) {
     auto data = make_mock_data(shape, config.seed, true);
     auto model = cuda::make_cuda_model(config);
-    auto trainer = cuda::make_cuda_trainer(*model, *nccl, *data, settings);
-    trainer->load_checkpoint(path, data->describe());
-    bool same = trainer->next_step() == 3;
-    while (trainer->next_step() < steps) {
-      const StepResult r = trainer->step(false);
+    Trainer trainer(*model, *data, settings, cuda::make_cuda_backend(*model, *nccl, settings));
+    trainer.load_checkpoint(path, data->describe());
+    bool same = trainer.next_step() == 3;
+    while (trainer.next_step() < steps) {
+      const StepResult r = trainer.step(false);
       same = same && r.loss == gpu_run.steps[static_cast<std::size_t>(r.step)].loss;
     }
     verdict(same, "saved after step 3, loaded into a fresh CUDA model: the remaining losses are exactly the uninterrupted run's");

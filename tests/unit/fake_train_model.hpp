@@ -1,7 +1,8 @@
 // A small Model for testing what trains a model (optimizer, data parallelism, checkpoints) without
 // the GPT maths: loss = mean over tokens of 0.5 * (p[k] - x)^2 where k walks the parameters from the
-// token ids, so gradients depend on the batch, are deterministic, and are reported ready in the
-// order the real model reports them (final norm, blocks L-1 .. 0, embeddings).
+// token ids and their positions in the sequence, so gradients depend on the batch, are deterministic,
+// do not depend on how a batch is split between ranks, and are reported ready in the order the real
+// model reports them (final norm, blocks L-1 .. 0, embeddings).
 #pragma once
 
 #include "train/model.hpp"
@@ -45,7 +46,7 @@ class FakeModel final : public Model {
     double loss = 0;
     const std::size_t n = inputs.size();
     for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t k = (static_cast<std::size_t>(inputs[i]) * 7919u + i * 104729u) % parameters_.size();
+      const std::size_t k = (static_cast<std::size_t>(inputs[i]) * 7919u + (i % static_cast<std::size_t>(config_.seq_len)) * 104729u) % parameters_.size();
       const float x = static_cast<float>(targets[i]) / static_cast<float>(config_.vocab);
       const float d = parameters_[k] - x;
       loss += 0.5 * d * d;

@@ -4,6 +4,7 @@
 #include "comm/loopback_transport.hpp"
 #include "fake_train_model.hpp"
 #include "train/checkpoint.hpp"
+#include "train/host_backend.hpp"
 #include "train/trainer.hpp"
 
 #include <catch2/catch.hpp>
@@ -140,20 +141,20 @@ TEST_CASE("stopping, saving and resuming gives exactly the losses of an uninterr
   std::vector<double> straight;
   {
     testing::FakeModel model(config);
-    Trainer trainer(model, *comm, *data, settings);
+    Trainer trainer(model, *data, settings, make_host_backend(model, *comm, settings));
     for (int i = 0; i < 8; ++i) straight.push_back(trainer.step(false).loss);
   }
   std::vector<double> resumed;
   {
     testing::FakeModel model(config);
-    Trainer trainer(model, *comm, *data, settings);
+    Trainer trainer(model, *data, settings, make_host_backend(model, *comm, settings));
     for (int i = 0; i < 3; ++i) resumed.push_back(trainer.step(false).loss);
     trainer.save_checkpoint(path, data->describe());
   }
   {
     testing::FakeModel model(config);  // zeroed weights: the checkpoint must replace them
     std::fill(model.parameters().begin(), model.parameters().end(), 0.0f);
-    Trainer trainer(model, *comm, *data, settings);
+    Trainer trainer(model, *data, settings, make_host_backend(model, *comm, settings));
     trainer.load_checkpoint(path, data->describe());
     CHECK(trainer.next_step() == 3);
     while (trainer.next_step() < 8) resumed.push_back(trainer.step(false).loss);

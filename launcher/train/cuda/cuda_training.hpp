@@ -1,4 +1,4 @@
-// The CUDA implementation of the model and its training loop, for code that must not see CUDA
+// The CUDA implementation of the model and its Trainer backend, for code that must not see CUDA
 // headers (the train command, the GPU check). Defined in the .cu files of this folder, which are
 // built only where CMake found nvcc, cuBLAS and NCCL (GPUDIRECT_HAVE_CUDA_TRAINING is then defined).
 //
@@ -7,9 +7,9 @@
 #pragma once
 
 #include "comm/communicator.hpp"
-#include "train/data_source.hpp"
 #include "train/model.hpp"
-#include "train/train_loop.hpp"
+#include "train/train_backend.hpp"
+#include "train/train_settings.hpp"
 
 #include <cstddef>
 #include <memory>
@@ -47,11 +47,11 @@ std::size_t device_memory_used();
 // kernels cannot take.
 std::unique_ptr<Model> make_cuda_model(const GptConfig& config);
 
-// The data-parallel step loop on the GPU: gradient buckets all-reduced (or reduce-scattered under
-// ZeRO-1) by `comm` on its stream as soon as backward has enqueued them, global-norm clipping, AdamW
+// The Trainer's backend on the GPU (train_backend.hpp): gradient buckets all-reduced (or
+// reduce-scattered under ZeRO-1) by `comm` on its stream as soon as backward has enqueued them, AdamW
 // with fp32 state on the device, parameters all-gathered under ZeRO-1. `model` must come from
-// make_cuda_model and `comm` must be a CUDA communicator (NCCL). Checkpoints are the CPU path's format.
-std::unique_ptr<TrainLoop> make_cuda_trainer(Model& model, comm::Communicator& comm, DataSource& data, const TrainSettings& settings);
+// make_cuda_model and `comm` must be a CUDA communicator (NCCL); both must outlive the backend.
+std::unique_ptr<TrainBackend> make_cuda_backend(Model& model, comm::Communicator& comm, const TrainSettings& settings);
 
 // For the GPU check: the device's AdamW step (all of `layout`, state as long as the buffer) and its
 // sum of squares, run on copies of host buffers and copied back.

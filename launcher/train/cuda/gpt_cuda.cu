@@ -36,7 +36,7 @@ const GptConfig& checked(const GptConfig& config) {
 
 CudaGpt& as_cuda_model(Model& model) {
   auto* cuda = dynamic_cast<CudaGpt*>(&model);
-  if (cuda == nullptr) throw std::invalid_argument("gpudirect-launch train: the CUDA trainer needs the CUDA model (make_cuda_model)");
+  if (cuda == nullptr) throw std::invalid_argument("gpudirect-launch train: the CUDA backend needs the CUDA model (make_cuda_model)");
   return *cuda;
 }
 

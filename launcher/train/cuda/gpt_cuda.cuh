@@ -1,4 +1,4 @@
-// The CUDA model's class, shared by gpt_cuda.cu and cuda_trainer.cu (which works on its device buffers).
+// The CUDA model's class, shared by gpt_cuda.cu and cuda_backend.cu (which works on its device buffers).
 #pragma once
 
 #include "train/cuda/cuda_check.cuh"

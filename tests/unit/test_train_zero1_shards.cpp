@@ -1,15 +1,14 @@
-// ZeRO-1 shards of the CUDA trainer (train/cuda/zero1_shards.hpp): the ranks' owned parts cover every
-// element exactly once, and each rank's AdamW state offsets match its segments.
+// The one ZeRO-1 split (train/zero1_shards.hpp), used by both backends: the ranks' owned parts cover
+// every element exactly once, and each rank's AdamW state offsets match its segments.
 #include <catch2/catch.hpp>
 
-#include "train/cuda/zero1_shards.hpp"
+#include "train/zero1_shards.hpp"
 
 #include <vector>
 
 using namespace gpudirect::train;
-using namespace gpudirect::train::cuda;
 
-TEST_CASE("zero1 shards: equal chunks of the padded bucket, the last rank takes the remainder", "[train][cuda]") {
+TEST_CASE("zero1 shards: equal chunks of the padded bucket, the last rank takes the remainder", "[train][zero1]") {
   const Bucket bucket{100, 10};
   CHECK(shard_of(bucket, 4, 0).chunk == 3);
   CHECK(shard_of(bucket, 4, 0).begin == 0);
@@ -25,7 +24,7 @@ TEST_CASE("zero1 shards: equal chunks of the padded bucket, the last rank takes 
   CHECK_THROWS(shard_of(bucket, 0, 0));
 }
 
-TEST_CASE("zero1 shards: every element is owned by exactly one rank, state offsets follow the segments", "[train][cuda]") {
+TEST_CASE("zero1 shards: every element is owned by exactly one rank, state offsets follow the segments", "[train][zero1]") {
   GptConfig config = preset_config("tiny");
   const ParameterLayout layout(config);
   const auto buckets = plan_buckets(layout.tensors(), 16 * 1024, 64 * 1024);

@@ -1,7 +1,6 @@
-// ZeRO-1 over NCCL, as plain arithmetic: every gradient bucket is padded to a multiple of the world
-// size and split into equal chunks; rank r reduce-scatters into chunk r and owns the part of it that
-// lies inside the bucket. The CPU path (gradient_sync.cpp) uses the same split, so a checkpoint's
-// AdamW state means the same on both.
+// The one ZeRO-1 split, used by both backends: every gradient bucket is padded to a multiple of the
+// world size and cut into equal chunks; rank r reduce-scatters into chunk r and owns the part of it
+// inside the bucket. One rule, so a checkpoint's AdamW state means the same on CPU and GPU.
 #pragma once
 
 #include "train/gradient_buckets.hpp"
@@ -10,7 +9,7 @@
 #include <cstddef>
 #include <vector>
 
-namespace gpudirect::train::cuda {
+namespace gpudirect::train {
 
 struct Shard {
   std::size_t chunk = 0;  // elements per rank (the padded bucket is chunk * world)
@@ -18,6 +17,7 @@ struct Shard {
   std::size_t end = 0;    // (begin == end: the padding only)
 };
 
+// Throws std::invalid_argument for a rank outside [0, world).
 Shard shard_of(const Bucket& bucket, int world, int rank);
 
 // This rank's owned segments of the flat buffer, sorted by offset (the order of its AdamW state).
@@ -26,4 +26,4 @@ std::vector<Segment> owned_segments(const std::vector<Bucket>& buckets, int worl
 // Where each bucket's owned segment starts inside the rank's AdamW state (the shard buffers).
 std::vector<std::size_t> state_offsets(const std::vector<Bucket>& buckets, int world, int rank);
 
-}  // namespace gpudirect::train::cuda
+}  // namespace gpudirect::train

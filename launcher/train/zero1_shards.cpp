@@ -1,10 +1,10 @@
-#include "train/cuda/zero1_shards.hpp"
+#include "train/zero1_shards.hpp"
 
 #include <algorithm>
 #include <stdexcept>
 #include <string>
 
-namespace gpudirect::train::cuda {
+namespace gpudirect::train {
 
 Shard shard_of(const Bucket& bucket, int world, int rank) {
   if (world < 1 || rank < 0 || rank >= world)
@@ -42,4 +42,4 @@ std::vector<std::size_t> state_offsets(const std::vector<Bucket>& buckets, int w
   return offsets;
 }
 
-}  // namespace gpudirect::train::cuda
+}  // namespace gpudirect::train

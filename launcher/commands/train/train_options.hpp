@@ -1,0 +1,55 @@
+// What `gpudirect-launch train` was asked, and the checks that refuse a bad request (exit 6) before
+// any rank opens a session, so a typo costs no rendezvous and no allocation.
+#pragma once
+
+#include "train/gpt_config.hpp"
+#include "train/train_settings.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace gpudirect::launcher::train_command {
+
+// Exit codes (documented in --help and the README).
+inline constexpr int kExitFailure = 1, kExitUsage = 6, kExitDiverged = 8, kExitPreempted = 10;
+
+class UsageError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+struct TrainOptions {
+  std::string preset = "tiny";
+  std::optional<int> layers, heads, width, seq_len, vocab, micro_batch, grad_accum;
+  std::optional<std::uint64_t> seed;
+  int steps = 10;
+  float lr = 6e-4f, min_lr = -1, weight_decay = 0.1f, grad_clip = 1.0f;
+  int warmup = -1, lr_steps = 0;
+  std::string data = "mock";
+  bool zero1 = false;
+  std::string checkpoint;
+  int checkpoint_every = 0;
+  bool resume = false;
+  int threads = 0;
+  std::string backend = "auto";
+  std::string json, metrics_file;
+  double peak_tflops = 0;
+  double bucket_mib = 25, first_bucket_mib = 1;
+  double progress_seconds = 10;
+};
+
+// Throws UsageError naming the option: steps, checkpoint and resume combinations, the learning rate
+// and bucket sizes, the --backend value.
+void check_options(const TrainOptions& o);
+
+// The preset with the overrides ("+overrides" appended to its name when any changed it). Throws
+// UsageError for an unknown preset or a shape the model cannot take.
+train::GptConfig build_config(const TrainOptions& o);
+
+// The schedule (min_lr lr/10, warmup 10% up to 100 steps, length --steps unless given), AdamW,
+// clipping, ZeRO-1 and the bucket sizes.
+train::TrainSettings build_settings(const TrainOptions& o);
+
+}  // namespace gpudirect::launcher::train_command

@@ -1,0 +1,21 @@
+// What a training run is told: the learning-rate schedule, AdamW, clipping, ZeRO-1 and the bucket
+// sizes. The Trainer and both backends read the same struct, so they cannot disagree.
+#pragma once
+
+#include "train/gradient_buckets.hpp"
+#include "train/optimizer.hpp"
+
+#include <cstddef>
+
+namespace gpudirect::train {
+
+struct TrainSettings {
+  LrSchedule schedule;
+  AdamWSettings adamw;
+  float grad_clip = 1.0f;        // global-norm clipping; <= 0 turns it off
+  bool zero1 = false;
+  std::size_t first_bucket_bytes = kFirstBucketBytes;
+  std::size_t bucket_bytes = kBucketBytes;
+};
+
+}  // namespace gpudirect::train

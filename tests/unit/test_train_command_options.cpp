@@ -1,0 +1,73 @@
+// The train command's option checks and derived settings (commands/train/train_options.hpp): each
+// bad combination is refused as a usage error (exit 6) naming the option, and the schedule's
+// defaults follow --help (min lr lr/10, warmup 10% of the schedule up to 100 steps, length --steps).
+#include <catch2/catch.hpp>
+
+#include "train/train_options.hpp"
+
+using namespace gpudirect::launcher::train_command;
+
+TEST_CASE("train options: bad combinations are usage errors naming the option", "[train][command]") {
+  CHECK_NOTHROW(check_options(TrainOptions{}));
+  const auto refused = [](auto change, const char* words) {
+    TrainOptions o;
+    change(o);
+    CHECK_THROWS_WITH(check_options(o), Catch::Contains(words));
+    CHECK_THROWS_AS(check_options(o), UsageError);
+  };
+  refused([](TrainOptions& o) { o.steps = 0; }, "--steps must be at least 1");
+  refused([](TrainOptions& o) { o.resume = true; }, "--resume needs --checkpoint");
+  refused([](TrainOptions& o) { o.checkpoint_every = -1; }, "--checkpoint-every must be 0");
+  refused([](TrainOptions& o) { o.checkpoint_every = 5; }, "--checkpoint-every needs --checkpoint");
+  refused([](TrainOptions& o) { o.lr = 0; }, "--lr and the bucket sizes must be positive");
+  refused([](TrainOptions& o) { o.bucket_mib = 0; }, "--lr and the bucket sizes must be positive");
+  refused([](TrainOptions& o) { o.first_bucket_mib = -1; }, "--lr and the bucket sizes must be positive");
+  refused([](TrainOptions& o) { o.backend = "gloo"; }, "--backend gloo: expected auto, libfabric or nccl");
+  CHECK(kExitUsage == 6);
+  CHECK(kExitPreempted == 10);
+  CHECK(kExitDiverged == 8);
+}
+
+TEST_CASE("train options: a preset with overrides is named so, a bad shape is a usage error", "[train][command]") {
+  TrainOptions o;
+  CHECK(build_config(o).preset == "tiny");
+  o.micro_batch = build_config(TrainOptions{}).micro_batch;  // the preset's own value: no override
+  CHECK(build_config(o).preset == "tiny");
+  o.layers = 3;
+  CHECK(build_config(o).preset == "tiny+overrides");
+  CHECK(build_config(o).layers == 3);
+  o.heads = 3;  // the width 64 does not divide into 3 heads
+  CHECK_THROWS_AS(build_config(o), UsageError);
+  TrainOptions unknown;
+  unknown.preset = "gpt5";
+  CHECK_THROWS_WITH(build_config(unknown), Catch::StartsWith("--preset: "));
+}
+
+TEST_CASE("train options: the schedule's defaults and the bucket sizes in bytes", "[train][command]") {
+  TrainOptions o;
+  o.steps = 50;
+  o.lr = 1e-3f;
+  {
+    const auto s = build_settings(o);
+    CHECK(s.schedule.lr == 1e-3f);
+    CHECK(s.schedule.min_lr == 1e-3f / 10);
+    CHECK(s.schedule.total == 50);
+    CHECK(s.schedule.warmup == 5);
+    CHECK(s.bucket_bytes == 25u << 20);
+    CHECK(s.first_bucket_bytes == 1u << 20);
+    CHECK_FALSE(s.zero1);
+  }
+  o.steps = 5000;
+  CHECK(build_settings(o).schedule.warmup == 100);
+  o.lr_steps = 200;
+  o.min_lr = 0;
+  o.warmup = 0;
+  o.zero1 = true;
+  o.bucket_mib = 0.5;
+  const auto s = build_settings(o);
+  CHECK(s.schedule.total == 200);
+  CHECK(s.schedule.min_lr == 0);
+  CHECK(s.schedule.warmup == 0);
+  CHECK(s.zero1);
+  CHECK(s.bucket_bytes == 512u << 10);
+}
