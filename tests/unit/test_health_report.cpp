@@ -80,7 +80,7 @@ TEST_CASE("the heat map of 64 nodes stays a few screens wide: 8 tiles to a row",
   std::vector<SweepRun> runs;
   for (int i = 1; i <= 64; ++i) names.push_back("node" + std::to_string(i));
   for (int i = 0; i < 64; i += 2) runs.push_back({{names[i], names[i + 1]}, Phase::first_pass, Outcome::measured, 5.0, "", 2});
-  for (int i = 0; i < 64; i += 4) runs.push_back({{names[i], names[i + 1], names[i + 2], names[i + 3]}, Phase::group, Outcome::measured, 4.0, "", 3});
+  for (int i = 60; i >= 0; i -= 4) runs.push_back({{names[i], names[i + 1], names[i + 2], names[i + 3]}, Phase::group, Outcome::measured, 4.0, "", 3});
   runs.push_back({names, Phase::group, Outcome::timed_out, 0, "killed after 60 s", 60});
   const auto nodes = judge_nodes(names, runs, 3.5);
   const std::string svg = heat_map_svg(nodes, runs, 3.5, "64");
@@ -91,6 +91,8 @@ TEST_CASE("the heat map of 64 nodes stays a few screens wide: 8 tiles to a row",
   for (std::size_t at = svg.find("<g class=\"group\">"); at != std::string::npos; at = svg.find("<g class=\"group\">", at + 1)) ++bars;
   CHECK(bars == 17);
   CHECK_THAT(svg, Catch::Contains(">64 nodes</text>"));
+  // The groups ended last-first; their bars still run in the nodes' order, node1's first.
+  CHECK(svg.find("<title>node1 + node2 + node3 + node4:") < svg.find("<title>node61 + node62 + node63 + node64:"));
   CHECK_THAT(svg, Catch::Contains("timed out (killed after 60 s) (group)</title>"));
 }
 

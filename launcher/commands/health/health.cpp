@@ -297,7 +297,7 @@ int sweep_and_report(const HealthOptions& o, const std::string& work_dir, const 
   };
   output(o.json, [&] { write_text(o.json, report_json(result).dump(2) + "\n", "--json file"); });
   output(o.svg, [&] {
-    write_text(o.svg, heat_map_svg(result.nodes, result.runs, result.threshold.gbps, "gpudirect health: all_gather busbw per node pair"), "--svg file");
+    write_text(o.svg, heat_map_svg(result.nodes, result.runs, result.threshold.gbps, "gpudirect health: all_gather busbw per node pair and group"), "--svg file");
   });
   output(o.metrics_file, [&] { health_metrics(result).write(o.metrics_file); });
 

@@ -85,11 +85,18 @@ std::string heat_map_svg(const std::vector<NodeVerdict>& nodes, const std::vecto
   const int tile_w = 176, line_h = 16, tile_h = 30 + static_cast<int>(lines) * line_h, gap = 8, left = 10, top = 40;
   const int strip = columns * (tile_w + gap) - gap;
 
-  std::map<std::size_t, std::vector<const SweepRun*>> groups;  // by size, in the order they ran
+  // Groups by size, each row in the nodes' order (runs are appended as their jobs end).
+  std::map<std::string, std::size_t> position;
+  for (std::size_t i = 0; i < nodes.size(); ++i) position.emplace(nodes[i].node, i);
+  const auto first_node = [&](const SweepRun* run) { const auto at = position.find(run->nodes.front()); return at == position.end() ? nodes.size() : at->second; };
+  std::map<std::size_t, std::vector<const SweepRun*>> groups;
   std::size_t group_nodes = 1;
   for (const SweepRun& run : runs)
-    if (run.phase == Phase::group) groups[run.nodes.size()].push_back(&run);
-  for (const auto& [size, list] : groups) group_nodes = std::max(group_nodes, size * list.size());
+    if (run.phase == Phase::group && !run.nodes.empty()) groups[run.nodes.size()].push_back(&run);
+  for (auto& [size, list] : groups) {
+    std::stable_sort(list.begin(), list.end(), [&](const SweepRun* a, const SweepRun* b) { return first_node(a) < first_node(b); });
+    group_nodes = std::max(group_nodes, size * list.size());
+  }
   const int groups_top = top + rows * (tile_h + gap) + 24, group_h = 22;
   const int groups_h = groups.empty() ? 0 : 24 + static_cast<int>(groups.size()) * (group_h + 6);
   const int scale_y = groups_top + groups_h + 28;
