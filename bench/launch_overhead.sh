@@ -13,7 +13,7 @@ one() { local s e; s=$(date +%s%N); "$@" >/dev/null 2>&1; e=$(date +%s%N); echo 
 job=(srun -N2 -n16 --ntasks-per-node=8 --gpus-per-task=1)
 results=$CLUSTER_DIR/overhead.txt
 for i in $(seq 1 "$rounds"); do
-  set_plugin_args; a=$(one "${job[@]}" true)
+  empty_plugstack; a=$(one "${job[@]}" true)
   set_plugin_args "$(base_args)"; b=$(one "${job[@]}" true)
   c=$(one "${job[@]}" --gpu-direct=tcpxo true)
   set_plugin_args "$(base_args cpu_bind=off)"; d=$(one "${job[@]}" --gpu-direct=tcpxo true)

@@ -34,9 +34,9 @@ cmake --build --preset ci
 
 step "unit and integration tests (release)"
 if [ "$unit_only" = 1 ]; then
-  ctest --preset ci -L unit
+  ctest --preset ci -L unit -j2
 else
-  ctest --preset ci
+  ctest --preset ci -j2  # unit tests two at a time; integration tests are RUN_SERIAL (one cluster)
 fi
 
 step "AddressSanitizer/UBSan build"
@@ -44,7 +44,7 @@ cmake --preset ci-asan >/dev/null
 cmake --build --preset ci-asan --target unit_tests
 
 step "unit tests under ASan/UBSan"
-ctest --preset ci-asan -L unit
+ctest --preset ci-asan -L unit -j2
 
 step "fuzzing every parser of outside input (libFuzzer, ${FUZZ_SECONDS:-6} s per target)"
 scripts/fuzz.sh "${FUZZ_SECONDS:-6}"
