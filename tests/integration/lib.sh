@@ -52,6 +52,10 @@ $3"; fi; }
 # expect_contains NAME NEEDLE HAYSTACK
 expect_contains() { if printf '%s' "$3" | grep -qF -- "$2"; then pass "$1"; else fail "$1" "missing '$2' in:
 $3"; fi; }
+# verdict_nodes TABLE VERDICT: the nodes a health table gives that verdict (BAD, good), space separated
+verdict_nodes() { printf '%s\n' "$1" | awk -v v="$2" '$3 == v {print $1}' | tr '\n' ' '; }
+# in_service_nodes: the nodes Slurm would give a job (not drained, down or failing), space separated
+in_service_nodes() { sinfo -h -N -o '%N %T' | awk '$2 ~ /^(idle|mixed|allocated|completing)$/ {print $1}' | sort -uV | tr '\n' ' '; }
 summary() {
   echo "$passed passed, $failed failed"
   [ "$failed" -eq 0 ]

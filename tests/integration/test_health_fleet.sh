@@ -38,13 +38,13 @@ rc=$?
 echo "     sweep of $NODES nodes with ${BAD[*]} degraded: exit $rc in $((SECONDS - start)) s"
 printf '%s\n' "$out" | grep -E '^gpudirect health: (threshold|second pass: .*busbw|second pass: .*failed|.*bad node)' | sed 's/^/     | /'
 expect_eq "the sweep exits 7 (bad nodes found)" 7 "$rc"
-bad=$(printf '%s\n' "$out" | awk '$3 == "BAD" {print $1}' | tr '\n' ' ')
+bad=$(verdict_nodes "$out" BAD)
 expect_eq "the sweep names exactly the degraded nodes" "${BAD[*]} " "$bad"
-good=$(printf '%s\n' "$out" | awk '$3 == "good"' | wc -l)
+good=$(verdict_nodes "$out" good | wc -w)
 expect_eq "the 61 other nodes are good" 61 "$good"
 drained=$(sinfo -h -N -t drain,draining,drained -o '%N' | sort -V | tr '\n' ' ')
 expect_eq "exactly the degraded nodes are drained" "${BAD[*]} " "$drained"
-in_service=$(sinfo -h -N -o '%N %T' | awk '$2 ~ /^(idle|mixed|allocated|completing)$/ {print $1}' | sort -u | wc -l)
+in_service=$(in_service_nodes | wc -w)
 expect_eq "the good nodes stay in service" 61 "$in_service"
 # The second pass: every suspect's pair with a good node started before the first one ended.
 second=$(printf '%s\n' "$out" | grep '^gpudirect health: second pass: ')

@@ -52,9 +52,9 @@ rc=$?
 echo "     sweep with $SLOW slowed: exit $rc in $((SECONDS - start)) s"
 printf '%s\n' "$out" | grep -vE '^gpudirect health: .*(started|skipping)' | sed 's/^/     | /'
 expect_eq "the sweep exits 7 (bad nodes found)" 7 "$rc"
-bad=$(printf '%s\n' "$out" | awk '$3 == "BAD" {print $1}' | tr '\n' ' ')
+bad=$(verdict_nodes "$out" BAD)
 expect_eq "the sweep names exactly $SLOW" "$SLOW " "$bad"
-good=$(printf '%s\n' "$out" | awk '$3 == "good" {print $1}' | tr '\n' ' ')
+good=$(verdict_nodes "$out" good)
 expect_eq "the other nodes are good (the second pass cleared $SLOW's first peer)" "node1 node2 node4 " "$good"
 expect_contains "the drain line names the measurement and a good peer" \
   "scontrol update nodename=$SLOW state=drain reason=\"gpudirect health: all_gather " "$out"
@@ -64,7 +64,7 @@ if printf '%s\n' "$drained" | grep -qE "^$SLOW\|drain(ed|ing)\|gpudirect health:
 else
   fail "sinfo -R shows $SLOW drained with our reason" "$drained"
 fi
-in_service=$(sinfo -h -N -o '%N %T' | awk '$2 ~ /^(idle|mixed|allocated|completing)$/ {print $1}' | sort -uV | tr '\n' ' ')
+in_service=$(in_service_nodes)
 expect_eq "the good nodes stay in service" "node1 node2 node4 " "$in_service"
 log=$(grep -l "on *$SLOW device" "$work"/slow/*.log | head -1)
 used=$(grep -ohE "on +$SLOW device +[0-9]+ \[host\] libfabric:$ACROSS_PROVIDER(\+shm)? on [a-z0-9]+" "$log" | awk '{print $NF}' | sort -u | tr '\n' ' ')
