@@ -76,45 +76,38 @@ CheckpointHeader Trainer::header(const std::string& data_description) const {
 
 void Trainer::save_checkpoint(const std::string& path, const std::string& data_description) {
   const std::size_t n = model_.layout().total();
-  const bool leader = backend_->rank() == 0;
-  std::vector<float> m(backend_->zero1() || leader ? n : 0), v(m.size());
+  std::vector<float> m(backend_->zero1() || backend_->rank() == 0 ? n : 0), v(m.size());
   backend_->gather_moments(m, v);
-  const std::span<const float> parameters = model_.parameters();
-  // Rank 0 writes; the others learn whether it worked so every rank reports the same outcome.
-  int failed = 0;
-  std::string error;
-  if (leader) {
-    try {
-      write_checkpoint(path, header(data_description), parameters, m, v);
-    } catch (const CheckpointError& e) {
-      failed = 1;
-      error = e.what();
-    }
-  }
-  failed = broadcast_from_leader(failed);
-  if (failed) throw CheckpointError(leader ? error : "rank 0 could not write checkpoint " + path);
+  on_leader([&] { write_checkpoint(path, header(data_description), model_.parameters(), m, v); }, "rank 0 could not write checkpoint " + path);
 }
 
 void Trainer::load_checkpoint(const std::string& path, const std::string& data_description) {
-  const bool leader = backend_->rank() == 0;
   Checkpoint checkpoint;
-  int failed = 0;
-  std::string error;
-  if (leader) {
-    try {
-      checkpoint = read_checkpoint(path);
-      check_compatible(checkpoint.header, header(data_description), path);
-    } catch (const CheckpointError& e) {
-      failed = 1;
-      error = e.what();
-    }
-  }
-  failed = broadcast_from_leader(failed);
-  if (failed) throw CheckpointError(leader ? error : "rank 0 refused checkpoint " + path);
+  on_leader(
+      [&] {
+        checkpoint = read_checkpoint(path);
+        check_compatible(checkpoint.header, header(data_description), path);
+      },
+      "rank 0 refused checkpoint " + path);
   long step = checkpoint.header.step;
   backend_->broadcast_host(&step, 1, comm::DataType::int64);
   backend_->load_state(checkpoint);
   step_ = step;
+}
+
+void Trainer::on_leader(const std::function<void()>& work, const std::string& elsewhere) {
+  const bool leader = backend_->rank() == 0;
+  int failed = 0;
+  std::string error;
+  if (leader) {
+    try {
+      work();
+    } catch (const CheckpointError& e) {
+      failed = 1;
+      error = e.what();
+    }
+  }
+  if (broadcast_from_leader(failed)) throw CheckpointError(leader ? error : elsewhere);
 }
 
 int Trainer::broadcast_from_leader(int value) {

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,6 +44,10 @@ class Trainer {
   CheckpointHeader header(const std::string& data_description) const;
 
  private:
+  // Runs `work` on rank 0 only; if it throws CheckpointError every rank throws, rank 0 with the
+  // reason and the others with `elsewhere`, so all ranks report the same outcome.
+  void on_leader(const std::function<void()>& work, const std::string& elsewhere);
+
   Model& model_;
   DataSource& data_;
   TrainSettings settings_;
