@@ -364,7 +364,7 @@ void register_health(CLI::App& app, CommandContext& context) {
   health->add_option("--median-factor", o->median_factor, "without --threshold or --machine-type: a pair passes at or above this x the "
                      "median busbw of the first pass (default 0.7)")->check(CLI::Range(0.01, 1.0));
   health->add_option("--json", o->json, "write nodes, verdicts, every run and the threshold as JSON to this file");
-  health->add_option("--svg", o->svg, "write the pair matrix as an SVG heat map to this file (open it in a browser)");
+  health->add_option("--svg", o->svg, "write the sweep as an SVG heat map to this file (open it in a browser): a tile per node with its pairs, a bar per --groups group");
   health->add_option("--metrics-file", o->metrics_file, "write per node busbw, verdict and the sweep's time in the Prometheus text "
                      "format to this file, for node_exporter's textfile collector (e.g. /var/lib/node_exporter/textfile/gpudirect_health.prom); "
                      "with --machine-type every sample is labelled machine_type");
