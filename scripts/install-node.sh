@@ -37,7 +37,7 @@ Installs what `cmake --build --preset release` built:
 and records them in DESTDIR/var/lib/gpudirect-slurm/install-manifest.
 Refuses a plugin built for another Slurm major.minor than this node's slurmd.
 
-Plugstack line (README.md "Installing on a cluster" explains each argument):
+Plugstack line (docs/admin.md "The plugstack line" explains each argument):
   --default MODE         default= (off|auto|tcpxo|tcpx|gib|rdma; default off: nothing changes
                          until a user asks for --gpu-direct)
   --lib-dir PATH         lib_dir=
