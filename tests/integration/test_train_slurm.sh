@@ -4,32 +4,19 @@
 # parameters of 1 rank with the whole batch, with and without ZeRO-1; the local sbatch script runs.
 source "$(dirname "$0")/lib.sh"
 cluster_up
-READ=$SRC/tests/train/read_checkpoint.py
 common=(train --preset tiny --steps 4 --threads 1 --lr 1e-3 --peak-tflops 0.05 --first-bucket-mib 0.05 --bucket-mib 0.1)
 
-# Same tolerance as test_train_local.sh: all but a few Adam-amplified noise elements within 1e-6.
-same_parameters() {
-  python3 - "$READ" "$1" "$2" <<'PY'
-import sys, importlib.util
-spec = importlib.util.spec_from_file_location("rc", sys.argv[1]); rc = importlib.util.module_from_spec(spec); spec.loader.exec_module(rc)
-_, a, _, _ = rc.read_checkpoint(sys.argv[2])
-_, b, _, _ = rc.read_checkpoint(sys.argv[3])
-d = [abs(x - y) for x, y in zip(a, b)]
-loose = sum(1 for x in d if x > 1e-6)
-print(f"max |difference| {max(d):.2e}, {loose} of {len(d)} over 1e-6")
-sys.exit(0 if len(a) == len(b) and max(d) < 1e-4 and loose <= len(d) // 1000 else 1)
-PY
-}
+# Same parameters at the end and the same loss and gradient norm at every step (tests/train/same_training.py).
 
-"$LAUNCH" "${common[@]}" --micro-batch 4 --checkpoint "$CLUSTER_DIR/one.ckpt" >"$CLUSTER_DIR/one.log" 2>&1 \
+"$LAUNCH" "${common[@]}" --micro-batch 4 --checkpoint "$CLUSTER_DIR/one.ckpt" -J "$CLUSTER_DIR/one.json" >"$CLUSTER_DIR/one.log" 2>&1 \
   || fail "1-rank reference run" "$(tail -5 "$CLUSTER_DIR/one.log")"
 for zero in "" --zero1; do
   name="2 nodes x 2 ranks x micro-batch 1${zero:+ with ZeRO-1} over tcp with --gpu-direct = 1 rank x 4"
   out=$(timeout 240 srun -N2 --ntasks-per-node=2 --gpus-per-task=1 --gpu-direct=tcpxo --kill-on-bad-exit=1 "$LAUNCH" --timeout 60 \
-        "${common[@]}" --micro-batch 1 $zero --checkpoint "$CLUSTER_DIR/slurm$zero.ckpt" 2>&1)
+        "${common[@]}" --micro-batch 1 $zero --checkpoint "$CLUSTER_DIR/slurm$zero.ckpt" -J "$CLUSTER_DIR/slurm$zero.json" 2>&1)
   rc=$?
   if [ $rc -ne 0 ]; then fail "$name (rc $rc)" "$(printf '%s\n' "$out" | tail -15)"; continue; fi
-  if result=$(same_parameters "$CLUSTER_DIR/one.ckpt" "$CLUSTER_DIR/slurm$zero.ckpt"); then pass "$name ($result)"; else fail "$name ($result)"; fi
+  if result=$(python3 "$SRC/tests/train/same_training.py" "$CLUSTER_DIR/one.ckpt" "$CLUSTER_DIR/slurm$zero.ckpt" "$CLUSTER_DIR/one.json" "$CLUSTER_DIR/slurm$zero.json"); then pass "$name ($result)"; else fail "$name ($result)"; fi
   expect_contains "collectives over libfabric tcp" "collectives over libfabric:$ACROSS_PROVIDER" "$out"
   expect_contains "4 ranks on 2 hosts" "4 rank(s) on 2 host(s)" "$out"
   expect_contains "end-of-run parameter check" "parameters identical on all 4 rank(s)" "$out"
