@@ -33,9 +33,11 @@ wait_running() {
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 under() { awk -v t="$1" -v max="$2" 'BEGIN { exit !(t < max) }'; }
 
-# check NAME RC ELAPSED LOG PATTERN: non-zero exit, the report line, detection under 25 s, no crash.
+# check NAME RC ELAPSED BOUND LOG PATTERN: non-zero exit, the report line, the job ended within BOUND
+# seconds of the fault, no crash. Each BOUND is the figure docs/performance.md states for that fault
+# plus a margin for a loaded 2-core CI machine.
 check() {
-  local name=$1 rc=$2 took=$3 log=$4 pattern=$5
+  local name=$1 rc=$2 took=$3 bound=$4 log=$5 pattern=$6
   echo "     $name: job ended ${took} s after the fault (exit $rc)"
   # A rank that crashes instead of failing cleanly: libfabric's signal handler says so on stderr and
   # leaves EXE.NNs-PID,HOST.btr in the working directory.
@@ -43,10 +45,10 @@ check() {
   crashes=$(find . -maxdepth 1 -name '*.btr' -newer "$log.start" 2>/dev/null | head -3)
   if grep -q "terminated with signal" "$log" || [ -n "$crashes" ]; then
     fail "$name: a rank crashed" "$(grep -A3 "terminated with signal" "$log" | head -6; [ -z "$crashes" ] || head -6 $crashes)"
-  elif [ "$rc" -ne 0 ] && under "$took" 25 && grep -qE -- "$pattern" "$log"; then
+  elif [ "$rc" -ne 0 ] && under "$took" "$bound" && grep -qE -- "$pattern" "$log"; then
     pass "$name: exit $rc, detected in ${took} s, reported: $(grep -m1 -oE -- "$pattern" "$log")"
   else
-    fail "$name (exit $rc after ${took} s, want non-zero under 25 s and /$pattern/)" "$(grep -v '^\(\[[0-9]\] \)\?#' "$log" | tail -8)"
+    fail "$name (exit $rc after ${took} s, want non-zero under $bound s and /$pattern/)" "$(grep -v '^\(\[[0-9]\] \)\?#' "$log" | tail -8)"
   fi
 }
 
@@ -61,7 +63,8 @@ if wait_running "$log" && victim=$(rank_pid 3) && [ -n "$victim" ]; then
   kill -9 "$victim"
   wait $job
   rc=$?
-  check "srun, kill -9 of rank 3" "$rc" "$(elapsed "$start" "$EPOCHREALTIME")" "$log" \
+  # Measured 0.3-0.4 s: the others learn of the death from the rendezvous at once.
+  check "srun, kill -9 of rank 3" "$rc" "$(elapsed "$start" "$EPOCHREALTIME")" 3 "$log" \
     "rank 3 on node2 is gone: .*, during all_reduce of 16777216 bytes \(float sum\)"
   reports=$(grep -c "gpudirect bench: rank 3 on node2 is gone" "$log")
   expect_eq "srun, kill -9: each of the 3 other ranks prints one report line" 3 "$reports"
@@ -80,7 +83,8 @@ if wait_running "$log"; then
   wait $job
   rc=$?
   ip netns exec gd-node1 ip link set enp6s0 up
-  check "srun, data link cut on node1 (enp6s0, --timeout 5)" "$rc" "$(elapsed "$start" "$EPOCHREALTIME")" "$log" \
+  # Measured 5.3-6.6 s: --timeout without progress, then the report.
+  check "srun, data link cut on node1 (enp6s0, --timeout 5)" "$rc" "$(elapsed "$start" "$EPOCHREALTIME")" 10 "$log" \
     "rank [0-3] on node[12]( is unreachable from rank [0-3] on node[12]: no progress for 5.0 s \(--timeout\)|: a transfer with it from rank [0-3] on node[12] failed).*, during all_reduce of 16777216 bytes"
 else
   fail "srun, link cut: the benchmark did not start" "$(tail -8 "$log")"
@@ -95,7 +99,8 @@ timeout 120 srun -N2 --ntasks-per-node=2 --kill-on-bad-exit=1 bash -c \
   "if [ \"\$SLURM_PROCID\" = 3 ]; then exec sleep 100; fi; exec '$LAUNCH' --timeout 5 ${BENCH[*]}" >"$log" 2>&1
 rc=$?
 took=$(elapsed "$start" "$EPOCHREALTIME")
-check "srun, rank 3 never reaches the rendezvous (--timeout 5)" "$rc" "$took" "$log" \
+# Measured 6.0-6.7 s from srun's start: the step's launch, then --timeout.
+check "srun, rank 3 never reaches the rendezvous (--timeout 5)" "$rc" "$took" 10 "$log" \
   "rank 3 of 4 never reached the rendezvous within 5.00 s"
 
 # 4. Standalone: kill -9 of one --np rank; the rest stop at once.
@@ -107,7 +112,8 @@ if wait_running "$log" && victim=$(rank_pid 2) && [ -n "$victim" ]; then
   kill -9 "$victim"
   wait $job
   rc=$?
-  check "--np 4, kill -9 of rank 2" "$rc" "$(elapsed "$start" "$EPOCHREALTIME")" "$log" "gpudirect-launch: rank 2 exited with code 137"
+  # Documented: --np stops the other local ranks within 2 s of the first failure (measured 0.1-0.2 s).
+  check "--np 4, kill -9 of rank 2" "$rc" "$(elapsed "$start" "$EPOCHREALTIME")" 2 "$log" "gpudirect-launch: rank 2 exited with code 137"
   expect_contains "--np 4, kill -9: the others name rank 2 and the collective" \
     "gpudirect bench: rank 2 on $(hostname) is gone" "$(cat "$log")"
 else
