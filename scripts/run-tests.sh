@@ -2,7 +2,7 @@
 # Builds gpudirect-slurm and runs every test:
 #   1. release build with warnings as errors: unit tests + integration tests against a real local
 #      Slurm (munge, slurmctld, two slurmd in network namespaces, fake GPUs through gres);
-#   2. AddressSanitizer/UBSan build: the unit tests again;
+#   2. AddressSanitizer/UBSan build (compiled at low priority while 1's tests run): the unit tests again;
 #   3. libFuzzer (clang, core and the rendezvous store): every parser of outside input fuzzed a few seconds
 #      (scripts/fuzz.sh; FUZZ_SECONDS=N per target, default 6).
 # Needs root (the local cluster creates namespaces and runs Slurm daemons). Installs its Debian
@@ -32,19 +32,34 @@ step "release build (warnings are errors)"
 cmake --preset ci >/dev/null
 cmake --build --preset ci
 
-step "unit and integration tests (release)"
+# The sanitizer and fuzz builds need no cluster: they compile at the lowest CPU priority while the
+# release tests run (those mostly wait on Slurm, timeouts and sleeping ranks), so they take only the
+# cycles the tests leave. Their own process group, so that an early exit stops them too.
+background_log=build/background-builds.log
+setsid bash -c 'set -e
+  cmake --preset ci-asan >/dev/null && nice -n 19 cmake --build --preset ci-asan --target unit_tests
+  cmake --preset fuzz >/dev/null && nice -n 19 cmake --build --preset fuzz' >"$background_log" 2>&1 &
+background=$!
+trap 'kill -- -"$background" 2>/dev/null || true' EXIT
+
+step "unit and integration tests (release; the ASan and fuzz builds compile meanwhile at nice 19)"
 if [ "$unit_only" = 1 ]; then
   ctest --preset ci -L unit -j2
 else
   ctest --preset ci -j2  # unit tests two at a time; integration tests are RUN_SERIAL (one cluster)
 fi
 
-step "AddressSanitizer/UBSan build"
-cmake --preset ci-asan >/dev/null
-cmake --build --preset ci-asan --target unit_tests
+step "waiting for the AddressSanitizer/UBSan and fuzz builds"
+if ! wait "$background"; then
+  tail -40 "$background_log"
+  echo "run-tests.sh: the ASan/UBSan or fuzz build failed (whole log: $background_log)" >&2
+  exit 1
+fi
 
 step "unit tests under ASan/UBSan"
 ctest --preset ci-asan -L unit -j2
 
 step "fuzzing every parser of outside input (libFuzzer, ${FUZZ_SECONDS:-6} s per target)"
 scripts/fuzz.sh "${FUZZ_SECONDS:-6}"
+
+step "done"
