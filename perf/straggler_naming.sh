@@ -29,10 +29,10 @@ rank_pid() {
 stop_rank() { kill -STOP "$1" && sleep "$stop_s" && kill -CONT "$1"; }
 
 # --- train ---
-"$launch" --np 3 train --preset tiny --steps 200 --data mock -J "$work/train.jsonl" >"$work/train.log" 2>&1 &
+"$launch" --np 3 train --backend libfabric --preset tiny --steps 200 --data mock -J "$work/train.jsonl" >"$work/train.log" 2>&1 &
 job=$!
 for _ in $(seq 1 100); do [ "$(grep -c '"type":"step"' "$work/train.jsonl" 2>/dev/null || true)" -ge 5 ] && break; sleep 0.2; done
-victim=$(rank_pid "train --preset tiny --steps 200" 2)
+victim=$(rank_pid "train --backend libfabric --preset tiny --steps 200" 2)
 [ -n "$victim" ] || { echo "straggler_naming.sh: rank 2 of the training run not found" >&2; exit 1; }
 for i in $(seq 1 "$stops"); do
   echo "train: stop $i/$stops of rank 2 (pid $victim) for $stop_s s" >&2

@@ -6,20 +6,32 @@
 #   3. gpudirect-launch train --backend nccl against --backend libfabric, tiny, 10 steps: every
 #      step's loss within 1% (the command line users run, JSON lines compared);
 #   4. with 2+ GPUs: 2 ranks (--np 2), plain and --zero1, against 1 rank: losses within 1%.
-# Prints "SKIPPED: ..." and exits 0 where the build has no CUDA model or no GPU is visible.
+# Prints "SKIPPED: ..." and exits 0 where there is no GPU; FAILS where nvidia-smi lists GPUs that the
+# check cannot use.
 # Usage: tests/gpu/check_cuda_training.sh [BUILD_DIR]   (default build/release)
 set -uo pipefail
 build=${1:-build/release}
 check="$build/tests/train_cuda_check"
 launch="$build/launcher/gpudirect-launch"
-if [ ! -x "$check" ]; then
-  echo "check_cuda_training: SKIPPED: $check was not built (CMake found no nvcc, cuBLAS or NCCL: this build has no CUDA model)"
+# GPUs the driver lists: where there are some, a check that cannot use them FAILS instead of skipping
+# (a driver too old for this CUDA build, CUDA_VISIBLE_DEVICES hiding them, a build without CUDA).
+listed=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+skip_or_fail() {  # reason
+  if [ "${listed:-0}" -gt 0 ]; then
+    echo "check_cuda_training: FAILED: nvidia-smi lists ${listed} GPU(s), but $1"
+    nvidia-smi 2>/dev/null | sed -n '3p'  # the driver and the CUDA version it supports
+    exit 1
+  fi
+  echo "check_cuda_training: SKIPPED: $1"
   exit 0
+}
+if [ ! -x "$check" ]; then
+  skip_or_fail "$check was not built (CMake found no nvcc, cuBLAS or NCCL: this build has no CUDA model)"
 fi
 out=$("$check" --device-only 2>&1)
 echo "$out"
 case "$out" in
-  *SKIPPED*) echo "check_cuda_training: SKIPPED: ${out#*SKIPPED: }"; exit 0 ;;
+  *SKIPPED*) skip_or_fail "CUDA finds none usable: ${out#*SKIPPED: } (a driver older than this build's CUDA runtime, or CUDA_VISIBLE_DEVICES hiding them)" ;;
 esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -54,8 +66,7 @@ common=(train --preset tiny --steps 10 --data mock)
 cat "$work/gpu.log"
 compare_losses "$work/cpu.jsonl" "$work/gpu.jsonl" "CPU vs CUDA"
 
-gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
-if [ "${gpus:-0}" -ge 2 ]; then
+if [ "${listed:-0}" -ge 2 ]; then
   for zero in "" "--zero1"; do
     step "2 ranks on 2 GPUs ${zero:-(all-reduce)} against 1 rank (micro-batch 2 per rank = 4)"
     "$launch" --np 2 "${common[@]}" --backend nccl --micro-batch 2 $zero -J "$work/two$zero.jsonl" >"$work/two.log" 2>&1 \

@@ -64,7 +64,7 @@ else
 fi
 
 # train: 2 ranks, 3 steps.
-if "$LAUNCH" --np 2 --timeout 60 train --preset tiny --steps 3 --threads 1 --peak-tflops 0.05 -J "$work/train.json" \
+if "$LAUNCH" --np 2 --timeout 60 train --backend libfabric --preset tiny --steps 3 --threads 1 --peak-tflops 0.05 -J "$work/train.json" \
      --metrics-file "$textfiles/gpudirect_train.prom" >"$work/train.log" 2>&1; then
   prom=$textfiles/gpudirect_train.prom
   promtool_ok "$prom" "$work/promtool-train.log" && pass "promtool accepts train's metrics file" || fail "promtool on train's file" "$work/promtool-train.log"
@@ -96,7 +96,7 @@ else
 fi
 
 # An unwritable path fails at the start (exit 6) naming it, before any step or row.
-for cmd in "bench all_gather -b 1K -e 1K -n 1" "train --preset tiny --steps 1 --threads 1 --peak-tflops 0.05"; do
+for cmd in "bench all_gather -b 1K -e 1K -n 1" "train --backend libfabric --preset tiny --steps 1 --threads 1 --peak-tflops 0.05"; do
   # shellcheck disable=SC2086
   "$LAUNCH" --np 2 --timeout 20 $cmd --metrics-file "$work/missing/x.prom" >"$work/bad.log" 2>&1
   rc=$?

@@ -115,7 +115,7 @@ fi
 # is stopped 6 times for 0.2 s: a stop that falls in its compute makes it the step's straggler, so
 # train writes gpudirect_train_straggler_steps.
 steps=200
-SLURM_JOB_ID=4242 "$LAUNCH" --np 2 --timeout 60 train --preset tiny --steps $steps --threads 1 --peak-tflops 0.05 -J "$work/train.json" \
+SLURM_JOB_ID=4242 "$LAUNCH" --np 2 --timeout 60 train --backend libfabric --preset tiny --steps $steps --threads 1 --peak-tflops 0.05 -J "$work/train.json" \
   --metrics-file "$textfiles/gpudirect_train.prom" >"$work/train.log" 2>&1 &
 train_pid=$!
 deadline=$((SECONDS + 30))

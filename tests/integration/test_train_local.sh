@@ -17,7 +17,7 @@ pass() { passed=$((passed + 1)); echo "PASS: $1"; }
 fail() { failed=$((failed + 1)); echo "FAIL: $1"; [ -n "${2:-}" ] && tail -n 15 "$2" | sed 's/^/    /'; }
 
 # Small buckets so that even the tiny model has several and they overlap backward.
-common=(train --preset tiny --steps 5 --threads 1 --lr 1e-3 --peak-tflops 0.05 --first-bucket-mib 0.05 --bucket-mib 0.1)
+common=(train --backend libfabric --preset tiny --steps 5 --threads 1 --lr 1e-3 --peak-tflops 0.05 --first-bucket-mib 0.05 --bucket-mib 0.1)
 
 # Same parameters at the end and the same loss and gradient norm at every step (tests/train/same_training.py).
 SAME=$SRC/tests/train/same_training.py
@@ -40,7 +40,7 @@ done
 grep -q "parameters identical on all 4 rank(s)" "$work/np4.log" && pass "end-of-run parameter check across 4 ranks" || fail "no parameter check line" "$work/np4.log"
 
 # The learnable mock data: the loss falls clearly in 30 steps.
-"$LAUNCH" train --preset tiny --steps 30 --threads 1 --lr 3e-3 --peak-tflops 0.05 -J "$work/learn.json" >"$work/learn.log" 2>&1
+"$LAUNCH" train --backend libfabric --preset tiny --steps 30 --threads 1 --lr 3e-3 --peak-tflops 0.05 -J "$work/learn.json" >"$work/learn.log" 2>&1
 python3 -c "
 import json, sys
 steps = [json.loads(l) for l in open('$work/learn.json') if '\"step\"' in l and '\"type\":\"step\"' in l]
@@ -64,16 +64,16 @@ tokens = [(i * 7 + i // 13) % 500 for i in range(20000)]
 with open('$work/tokens.bin', 'wb') as f:
     f.write(struct.pack('<256i', 20240520, 1, len(tokens), *([0] * 253)))
     f.write(struct.pack(f'<{len(tokens)}H', *tokens))"
-"$LAUNCH" --np 2 train --preset tiny --steps 3 --threads 1 --data "$work/tokens.bin" --peak-tflops 0.05 >"$work/file.log" 2>&1 \
+"$LAUNCH" --np 2 train --backend libfabric --preset tiny --steps 3 --threads 1 --data "$work/tokens.bin" --peak-tflops 0.05 >"$work/file.log" 2>&1 \
   && grep -q "llm.c .bin v1, 20000 tokens" "$work/file.log" && pass "llm.c token file" || fail "llm.c token file" "$work/file.log"
-"$LAUNCH" train --preset tiny --steps 3 --data "$work/missing.bin" >"$work/missing.log" 2>&1
+"$LAUNCH" train --backend libfabric --preset tiny --steps 3 --data "$work/missing.bin" >"$work/missing.log" 2>&1
 rc=$?
 [ $rc -eq 1 ] && grep -q "cannot open" "$work/missing.log" && pass "missing token file: exit 1 with the reason" || fail "missing token file (rc $rc)" "$work/missing.log"
 
 # Preemption: SIGTERM after a few steps, then --resume; the losses must equal the uninterrupted run's.
 # Steps take about 10 ms on a quiet machine: enough of them that the signal lands mid-run.
 steps=60
-slow=(train --preset tiny --seq-len 128 --steps $steps --threads 1 --peak-tflops 0.05 --first-bucket-mib 0.05 --bucket-mib 0.1)
+slow=(train --backend libfabric --preset tiny --seq-len 128 --steps $steps --threads 1 --peak-tflops 0.05 --first-bucket-mib 0.05 --bucket-mib 0.1)
 losses() { python3 -c "
 import json, sys
 for l in open(sys.argv[1]):

@@ -4,7 +4,7 @@
 # parameters of 1 rank with the whole batch, with and without ZeRO-1; the local sbatch script runs.
 source "$(dirname "$0")/lib.sh"
 cluster_up
-common=(train --preset tiny --steps 4 --threads 1 --lr 1e-3 --peak-tflops 0.05 --first-bucket-mib 0.05 --bucket-mib 0.1)
+common=(train --backend libfabric --preset tiny --steps 4 --threads 1 --lr 1e-3 --peak-tflops 0.05 --first-bucket-mib 0.05 --bucket-mib 0.1)
 
 # Same parameters at the end and the same loss and gradient norm at every step (tests/train/same_training.py).
 
