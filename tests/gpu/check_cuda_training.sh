@@ -69,11 +69,27 @@ compare_losses "$work/cpu.jsonl" "$work/gpu.jsonl" "CPU vs CUDA"
 if [ "${listed:-0}" -ge 2 ]; then
   for zero in "" "--zero1"; do
     step "2 ranks on 2 GPUs ${zero:-(all-reduce)} against 1 rank (micro-batch 2 per rank = 4)"
-    "$launch" --np 2 "${common[@]}" --backend nccl --micro-batch 2 $zero -J "$work/two$zero.jsonl" >"$work/two.log" 2>&1 \
-      || { cat "$work/two.log"; failed=1; }
+    "$launch" --np 2 "${common[@]}" --backend nccl --micro-batch 2 $zero -J "$work/two$zero.jsonl" \
+      --checkpoint "$work/two$zero.ckpt" >"$work/two.log" 2>&1 || { cat "$work/two.log"; failed=1; }
     grep -E "^step|exposed|parameters" "$work/two.log" | tail -3
     compare_losses "$work/gpu.jsonl" "$work/two$zero.jsonl" "1 rank vs 2 ranks $zero"
   done
+  # ZeRO-1 against replicated, element by element: the parameters and both AdamW moments (gathered
+  # from the shards for the checkpoint) must agree, or a shard, a reduce-scatter or a gather is off.
+  step "2 ranks: ZeRO-1 against replicated, parameters and AdamW moments element by element"
+  python3 - "$(dirname "$0")/../train" "$work/two.ckpt" "$work/two--zero1.ckpt" <<'PY' || failed=1
+import math, sys
+sys.path.insert(0, sys.argv[1])
+from read_checkpoint import read_checkpoint
+a, b = read_checkpoint(sys.argv[2])[1:], read_checkpoint(sys.argv[3])[1:]
+for name, x, y in zip(("parameters", "first moment", "second moment"), a, b):
+    norm = math.sqrt(sum(v * v for v in x)) or 1.0
+    rel = math.sqrt(sum((u - v) ** 2 for u, v in zip(x, y))) / norm
+    print(f"  {name}: {len(x)} elements, relative L2 difference {rel:.2e}")
+    if len(x) != len(y) or not rel <= 1e-6:
+        print(f"  FAIL: {name} of ZeRO-1 and replicated runs differ")
+        sys.exit(1)
+PY
 else
   echo "(one GPU: the 2-rank checks need two; skipped)"
 fi

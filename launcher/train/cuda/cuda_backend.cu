@@ -163,13 +163,14 @@ class CudaBackend final : public TrainBackend {
     // The full moments to every rank through one device buffer, then each rank keeps its segments.
     DeviceArray<float> full(n);
     for (auto [host, state] : {std::pair{&checkpoint.first_moment, m_.get()}, std::pair{&checkpoint.second_moment, v_.get()}}) {
-      if (rank_ == 0) GPUDIRECT_CUDA(cudaMemcpy(full.get(), host->data(), n * sizeof(float), cudaMemcpyHostToDevice));
+      if (rank_ == 0) copy_on_comm_stream(full.get(), host->data(), n * sizeof(float), cudaMemcpyHostToDevice);
       if (world_ > 1) comm_.broadcast(full.get(), full.get(), n, comm::DataType::float32, 0)->wait();
       std::size_t at = 0;
       for (const Segment& s : owned_) {
-        GPUDIRECT_CUDA(cudaMemcpy(state + at, full.get() + s.offset, s.count * sizeof(float), cudaMemcpyDeviceToDevice));
+        copy_on_comm_stream(state + at, full.get() + s.offset, s.count * sizeof(float), cudaMemcpyDeviceToDevice);
         at += s.count;
       }
+      GPUDIRECT_CUDA(cudaStreamSynchronize(comm_stream_));  // before `full` goes and the compute stream reads the state
     }
   }
 
@@ -178,9 +179,10 @@ class CudaBackend final : public TrainBackend {
     if (world_ == 1) return;
     const std::size_t bytes = count * comm::size_of(type);
     check_scratch(bytes);
-    GPUDIRECT_CUDA(cudaMemcpy(scratch_.get(), values, bytes, cudaMemcpyHostToDevice));
+    copy_on_comm_stream(scratch_.get(), values, bytes, cudaMemcpyHostToDevice);
     comm_.broadcast(scratch_.get(), scratch_.get(), bytes, comm::DataType::uint8, 0)->wait();
-    GPUDIRECT_CUDA(cudaMemcpy(values, scratch_.get(), bytes, cudaMemcpyDeviceToHost));
+    copy_on_comm_stream(values, scratch_.get(), bytes, cudaMemcpyDeviceToHost);
+    GPUDIRECT_CUDA(cudaStreamSynchronize(comm_stream_));
   }
 
   void all_gather_host(const void* mine, void* all, std::size_t count, comm::DataType type) override {
@@ -191,13 +193,21 @@ class CudaBackend final : public TrainBackend {
     }
     check_scratch(bytes * static_cast<std::size_t>(world_));
     std::uint8_t* scratch = scratch_.get();
-    GPUDIRECT_CUDA(cudaMemcpy(scratch + static_cast<std::size_t>(rank_) * bytes, mine, bytes, cudaMemcpyHostToDevice));
+    copy_on_comm_stream(scratch + static_cast<std::size_t>(rank_) * bytes, mine, bytes, cudaMemcpyHostToDevice);
     comm_.all_gather(scratch + static_cast<std::size_t>(rank_) * bytes, scratch, bytes, comm::DataType::uint8)->wait();
-    GPUDIRECT_CUDA(cudaMemcpy(all, scratch, bytes * static_cast<std::size_t>(world_), cudaMemcpyDeviceToHost));
+    copy_on_comm_stream(all, scratch, bytes * static_cast<std::size_t>(world_), cudaMemcpyDeviceToHost);
+    GPUDIRECT_CUDA(cudaStreamSynchronize(comm_stream_));
   }
 
  private:
   static constexpr std::size_t kScratchBytes = 1 << 16;  // small host values through NCCL (which needs device memory)
+
+  // Copies and sets that feed or read a collective go on the collective's stream: NCCL's stream is
+  // non-blocking, so the legacy default stream of a plain cudaMemcpy/cudaMemset is not ordered with
+  // it (a device-to-device cudaMemcpy does not even wait on the host).
+  void copy_on_comm_stream(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
+    GPUDIRECT_CUDA(cudaMemcpyAsync(dst, src, bytes, kind, comm_stream_));
+  }
 
   // The communication stream waits for what the compute stream has enqueued so far.
   void comm_after_compute() {
@@ -251,11 +261,12 @@ class CudaBackend final : public TrainBackend {
     for (std::size_t b = 0; b < buckets_.size(); ++b) {
       const Shard s = shard_of(buckets_[b], world_, rank_);
       float* staging = staging_[b].get();
-      GPUDIRECT_CUDA(cudaMemset(staging, 0, s.chunk * static_cast<std::size_t>(world_) * sizeof(float)));
-      GPUDIRECT_CUDA(cudaMemcpy(staging + s.begin, state + state_at_[b], (s.end - s.begin) * sizeof(float), cudaMemcpyDeviceToDevice));
+      GPUDIRECT_CUDA(cudaMemsetAsync(staging, 0, s.chunk * static_cast<std::size_t>(world_) * sizeof(float), comm_stream_));
+      copy_on_comm_stream(staging + s.begin, state + state_at_[b], (s.end - s.begin) * sizeof(float), cudaMemcpyDeviceToDevice);
       comm_.all_gather(staging + static_cast<std::size_t>(rank_) * s.chunk, staging, s.chunk, comm::DataType::float32)->wait();
-      GPUDIRECT_CUDA(cudaMemcpy(full.data() + buckets_[b].offset, staging, buckets_[b].count * sizeof(float), cudaMemcpyDeviceToHost));
+      copy_on_comm_stream(full.data() + buckets_[b].offset, staging, buckets_[b].count * sizeof(float), cudaMemcpyDeviceToHost);
     }
+    GPUDIRECT_CUDA(cudaStreamSynchronize(comm_stream_));
   }
 
   void check_scratch(std::size_t bytes) const {

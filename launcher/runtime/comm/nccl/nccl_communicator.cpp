@@ -222,11 +222,15 @@ class NcclCommunicator final : public Communicator {
     return p;
   }
   void release(void* buffer) override { cudaFree(buffer); }
+  // On the collectives' stream: it is non-blocking, so a plain cudaMemcpy (legacy default stream,
+  // which may return before a pageable host-to-device copy lands) would not be ordered with them.
   void copy_to_device(void* dst, const void* src, std::size_t bytes) override {
-    cuda_check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+    cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync");
+    cuda_check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
   void copy_to_host(void* dst, const void* src, std::size_t bytes) override {
-    cuda_check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+    cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync");
+    cuda_check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
   void synchronize() override {
     const auto start = Clock::now();
