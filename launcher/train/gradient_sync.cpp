@@ -14,7 +14,7 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 GradientSync::GradientSync(comm::Communicator& comm, const ParameterLayout& layout, bool zero1, std::size_t first_bucket_bytes,
                            std::size_t bucket_bytes)
     : comm_(comm),
-      zero1_(zero1 && comm.size() > 1),
+      zero1_(zero1),
       world_(comm.size()),
       rank_(comm.rank()),
       buckets_(plan_buckets(layout.tensors(), first_bucket_bytes, bucket_bytes)),
@@ -56,7 +56,7 @@ void GradientSync::ready(std::size_t offset, std::size_t count) {
 }
 
 void GradientSync::launch(std::size_t b) {
-  if (world_ == 1) return;
+  if (world_ == 1 && !zero1_) return;  // nothing to average
   float* grads = gradients_.data() + buckets_[b].offset;
   if (!zero1_) {
     pending_.push_back(comm_.all_reduce(grads, grads, buckets_[b].count, comm::DataType::float32, comm::ReduceOp::avg));

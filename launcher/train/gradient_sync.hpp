@@ -20,6 +20,7 @@ namespace gpudirect::train {
 
 class GradientSync {
  public:
+  // zero1: shard (zero1_in_effect() decides; at one rank only when forced).
   GradientSync(comm::Communicator& comm, const ParameterLayout& layout, bool zero1,
                std::size_t first_bucket_bytes = kFirstBucketBytes, std::size_t bucket_bytes = kBucketBytes);
   ~GradientSync();

@@ -14,7 +14,7 @@ class HostBackend final : public TrainBackend {
   HostBackend(Model& model, comm::Communicator& comm, const TrainSettings& settings)
       : model_(model),
         comm_(comm),
-        sync_(comm, model.layout(), settings.zero1, settings.first_bucket_bytes, settings.bucket_bytes),
+        sync_(comm, model.layout(), zero1_in_effect(settings, comm.size()), settings.first_bucket_bytes, settings.bucket_bytes),
         adamw_(model.layout(), sync_.owned(), settings.adamw) {}
 
   int rank() const override { return comm_.rank(); }

@@ -40,6 +40,7 @@ class Trainer {
   // Micro-batches done in the current step (for a progress line while a long step runs; any thread).
   int micro_batches_done() const { return micro_done_.load(std::memory_order_relaxed); }
   std::size_t bucket_count() const { return backend_->bucket_count(); }
+  bool zero1() const { return backend_->zero1(); }  // the AdamW state is sharded
 
   CheckpointHeader header(const std::string& data_description) const;
 

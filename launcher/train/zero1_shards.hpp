@@ -4,12 +4,16 @@
 #pragma once
 
 #include "train/gradient_buckets.hpp"
+#include "train/train_settings.hpp"
 #include "train/optimizer.hpp"
 
 #include <cstddef>
 #include <vector>
 
 namespace gpudirect::train {
+
+// Whether the AdamW state is sharded: asked for, and more than one rank to shard over (or forced).
+bool zero1_in_effect(const TrainSettings& settings, int world);
 
 struct Shard {
   std::size_t chunk = 0;  // elements per rank (the padded bucket is chunk * world)

@@ -6,6 +6,8 @@
 #   3. gpudirect-launch train --backend nccl against --backend libfabric, tiny, 10 steps: every
 #      step's loss within 1% (the command line users run, JSON lines compared);
 #   4. with 2+ GPUs: 2 ranks (--np 2), plain and --zero1, against 1 rank: losses within 1%.
+#   5. ZeRO-1 forced at one GPU, and with 2+ GPUs ZeRO-1 against replicated: parameters and both
+#      AdamW moments element by element (relative L2 1e-6).
 # Prints "SKIPPED: ..." and exits 0 where there is no GPU; FAILS where nvidia-smi lists GPUs that the
 # check cannot use.
 # Usage: tests/gpu/check_cuda_training.sh [BUILD_DIR]   (default build/release)
@@ -62,9 +64,34 @@ PY
 step "gpudirect-launch train: --backend nccl against --backend libfabric (tiny, 10 steps)"
 common=(train --preset tiny --steps 10 --data mock)
 "$launch" "${common[@]}" --backend libfabric -J "$work/cpu.jsonl" >"$work/cpu.log" 2>&1 || { cat "$work/cpu.log"; failed=1; }
-"$launch" "${common[@]}" --backend nccl -J "$work/gpu.jsonl" >"$work/gpu.log" 2>&1 || { cat "$work/gpu.log"; failed=1; }
+"$launch" "${common[@]}" --backend nccl -J "$work/gpu.jsonl" --checkpoint "$work/gpu.ckpt" >"$work/gpu.log" 2>&1 || { cat "$work/gpu.log"; failed=1; }
 cat "$work/gpu.log"
 compare_losses "$work/cpu.jsonl" "$work/gpu.jsonl" "CPU vs CUDA"
+
+# ZeRO-1 against replicated, element by element: the parameters and both AdamW moments (gathered
+# from the shards for the checkpoint) must agree, or a shard, a reduce-scatter or a gather is off.
+same_state() {  # A.ckpt B.ckpt
+  python3 - "$(dirname "$0")/../train" "$1" "$2" <<'PY' || failed=1
+import math, sys
+sys.path.insert(0, sys.argv[1])
+from read_checkpoint import read_checkpoint
+a, b = read_checkpoint(sys.argv[2])[1:], read_checkpoint(sys.argv[3])[1:]
+for name, x, y in zip(("parameters", "first moment", "second moment"), a, b):
+    norm = math.sqrt(sum(v * v for v in x)) or 1.0
+    rel = math.sqrt(sum((u - v) ** 2 for u, v in zip(x, y))) / norm
+    print(f"  {name}: {len(x)} elements, relative L2 difference {rel:.2e}")
+    if len(x) != len(y) or not rel <= 1e-6:
+        print(f"  FAIL: {name} of the ZeRO-1 and replicated runs differ")
+        sys.exit(1)
+PY
+}
+
+step "1 GPU, ZeRO-1 forced (GPUDIRECT_TRAIN_ZERO1_AT_ONE_RANK=1): shard, reduce-scatter and gather paths against replicated"
+GPUDIRECT_TRAIN_ZERO1_AT_ONE_RANK=1 "$launch" "${common[@]}" --backend nccl --zero1 -J "$work/gpu-zero1.jsonl" \
+  --checkpoint "$work/gpu-zero1.ckpt" >"$work/gpu-zero1.log" 2>&1 || { cat "$work/gpu-zero1.log"; failed=1; }
+grep -q "ZeRO-1 (sharded AdamW state)" "$work/gpu-zero1.log" || { echo "  FAIL: ZeRO-1 was not in effect"; failed=1; }
+compare_losses "$work/gpu.jsonl" "$work/gpu-zero1.jsonl" "1 GPU replicated vs ZeRO-1 forced"
+same_state "$work/gpu.ckpt" "$work/gpu-zero1.ckpt"
 
 if [ "${listed:-0}" -ge 2 ]; then
   for zero in "" "--zero1"; do
@@ -77,19 +104,7 @@ if [ "${listed:-0}" -ge 2 ]; then
   # ZeRO-1 against replicated, element by element: the parameters and both AdamW moments (gathered
   # from the shards for the checkpoint) must agree, or a shard, a reduce-scatter or a gather is off.
   step "2 ranks: ZeRO-1 against replicated, parameters and AdamW moments element by element"
-  python3 - "$(dirname "$0")/../train" "$work/two.ckpt" "$work/two--zero1.ckpt" <<'PY' || failed=1
-import math, sys
-sys.path.insert(0, sys.argv[1])
-from read_checkpoint import read_checkpoint
-a, b = read_checkpoint(sys.argv[2])[1:], read_checkpoint(sys.argv[3])[1:]
-for name, x, y in zip(("parameters", "first moment", "second moment"), a, b):
-    norm = math.sqrt(sum(v * v for v in x)) or 1.0
-    rel = math.sqrt(sum((u - v) ** 2 for u, v in zip(x, y))) / norm
-    print(f"  {name}: {len(x)} elements, relative L2 difference {rel:.2e}")
-    if len(x) != len(y) or not rel <= 1e-6:
-        print(f"  FAIL: {name} of ZeRO-1 and replicated runs differ")
-        sys.exit(1)
-PY
+  same_state "$work/two.ckpt" "$work/two--zero1.ckpt"
 else
   echo "(one GPU: the 2-rank checks need two; skipped)"
 fi

@@ -37,6 +37,17 @@ for np in 2 3 4; do
     fi
   done
 done
+# ZeRO-1 forced at one rank: its shard, reduce-scatter and gather paths run (as on a one-GPU machine)
+# and must give the replicated run's steps and parameters.
+name="1 rank with ZeRO-1 forced (GPUDIRECT_TRAIN_ZERO1_AT_ONE_RANK=1) = 1 rank replicated"
+GPUDIRECT_TRAIN_ZERO1_AT_ONE_RANK=1 "$LAUNCH" "${common[@]}" --micro-batch 4 --zero1 --checkpoint "$work/one-zero1.ckpt" \
+  -J "$work/one-zero1.json" >"$work/one-zero1.log" 2>&1 || fail "$name: exited $?" "$work/one-zero1.log"
+if grep -q "ZeRO-1 (sharded AdamW state)" "$work/one-zero1.log" &&
+   result=$(python3 "$SAME" "$work/one-4.ckpt" "$work/one-zero1.ckpt" "$work/one-4.json" "$work/one-zero1.json"); then
+  pass "$name ($result)"
+else
+  fail "$name (${result:-not sharded})" "$work/one-zero1.log"
+fi
 grep -q "parameters identical on all 4 rank(s)" "$work/np4.log" && pass "end-of-run parameter check across 4 ranks" || fail "no parameter check line" "$work/np4.log"
 
 # The learnable mock data: the loss falls clearly in 30 steps.

@@ -98,7 +98,7 @@ void StepReporter::start(const RunStart& run) {
   std::printf("gpudirect train: backend %s -> %s, collectives over %s; data %s; %s; %zu gradient buckets; "
               "peak %.3f TFLOP/s per rank (%s)\n",
               options_.backend.c_str(), run.model_description.c_str(), run.collectives.c_str(), run.data.c_str(),
-              run.zero1 && ranks_ > 1 ? "ZeRO-1 (sharded AdamW state)" : "replicated AdamW state",
+              run.sharded ? "ZeRO-1 (sharded AdamW state)" : "replicated AdamW state",
               run.buckets, peak_flops_ / 1e12, run.peak_source.c_str());
   if (gpu_memory_gib_)
     std::printf("gpudirect train: GPU memory in use after allocation: %.2f GiB (rank 0's GPU, all processes on it)\n", gpu_memory_gib_());

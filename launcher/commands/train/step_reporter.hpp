@@ -26,6 +26,7 @@ struct RunStart {
   std::string collectives;        // the communicator's backend name
   std::string data;               // the data source's description
   bool zero1 = false;             // --zero1 as asked (the JSON's field)
+  bool sharded = false;           // the AdamW state is sharded (ZeRO-1 in effect)
   std::size_t buckets = 0;
   std::string peak_source;
   long resumed_at = -1;           // the step a --resume continued from; -1 for a fresh run

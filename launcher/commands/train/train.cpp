@@ -83,7 +83,7 @@ int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_op
   StepReporter report(o, config, context, std::move(hosts), training.peak_flops, resumed,
                       use_cuda ? std::function<double()>([] { return gpu_memory_gib(true); }) : std::function<double()>());
   report.start({training.model_description, training.communicator->backend_name(), data->describe(), settings.zero1,
-                trainer.bucket_count(), training.peak_source, resumed ? trainer.next_step() : -1});
+                trainer.zero1(), trainer.bucket_count(), training.peak_source, resumed ? trainer.next_step() : -1});
   const auto save = [&](const char* why) {
     const auto start = std::chrono::steady_clock::now();
     trainer.save_checkpoint(o.checkpoint, data->describe());

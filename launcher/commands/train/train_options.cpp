@@ -1,6 +1,8 @@
 #include "train_options.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 
 namespace gpudirect::launcher::train_command {
 
@@ -51,6 +53,8 @@ train::TrainSettings build_settings(const TrainOptions& o) {
   settings.adamw.weight_decay = o.weight_decay;
   settings.grad_clip = o.grad_clip;
   settings.zero1 = o.zero1;
+  const char* forced = std::getenv("GPUDIRECT_TRAIN_ZERO1_AT_ONE_RANK");  // tests (train_settings.hpp)
+  settings.zero1_at_one_rank = forced && std::string_view(forced) == "1";
   settings.bucket_bytes = static_cast<std::size_t>(o.bucket_mib * (1 << 20));
   settings.first_bucket_bytes = static_cast<std::size_t>(o.first_bucket_mib * (1 << 20));
   return settings;

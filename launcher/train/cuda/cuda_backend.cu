@@ -26,7 +26,7 @@ class CudaBackend final : public TrainBackend {
         adamw_settings_(settings.adamw),
         world_(comm.size()),
         rank_(comm.rank()),
-        zero1_(settings.zero1 && comm.size() > 1),
+        zero1_(zero1_in_effect(settings, comm.size())),
         compute_(model.stream()),
         comm_stream_(static_cast<cudaStream_t>(comm.cuda_stream())),
         buckets_(plan_buckets(model.layout().tensors(), settings.first_bucket_bytes, settings.bucket_bytes)),
@@ -85,7 +85,7 @@ class CudaBackend final : public TrainBackend {
       GPUDIRECT_CUDA(cudaEventRecord(backward_done_.get(), compute_));
       backward_recorded_ = true;
     }
-    if (world_ == 1) return;
+    if (!communicates()) return;
     comm_after_compute();
     for (const std::size_t b : launch) launch_bucket(b);
   }
@@ -94,14 +94,14 @@ class CudaBackend final : public TrainBackend {
   // watchdog fires), so a dead peer ends the step with an error rather than a hang.
   double finish_gradients() override {
     if (tracker_.launched() < buckets_.size()) {
-      if (world_ > 1) comm_after_compute();
+      if (communicates()) comm_after_compute();
       for (std::size_t b = tracker_.launched(); b < buckets_.size(); ++b) {
         tracker_.mark_ready(buckets_[b].offset, buckets_[b].count);
-        if (world_ > 1) launch_bucket(b);
+        if (communicates()) launch_bucket(b);
       }
     }
     if (!backward_recorded_) GPUDIRECT_CUDA(cudaEventRecord(backward_done_.get(), compute_));
-    if (world_ == 1) return 0;
+    if (!communicates()) return 0;
     GPUDIRECT_CUDA(cudaEventRecord(grads_done_.get(), comm_stream_));
     for (auto& request : pending_) request->wait();
     pending_.clear();
@@ -201,6 +201,9 @@ class CudaBackend final : public TrainBackend {
 
  private:
   static constexpr std::size_t kScratchBytes = 1 << 16;  // small host values through NCCL (which needs device memory)
+
+  // Gradients travel: more than one rank, or ZeRO-1 forced at one rank (its paths then only copy).
+  bool communicates() const { return world_ > 1 || zero1_; }
 
   // Copies and sets that feed or read a collective go on the collective's stream: NCCL's stream is
   // non-blocking, so the legacy default stream of a plain cudaMemcpy/cudaMemset is not ordered with
