@@ -8,9 +8,11 @@
 #include "train/cuda/cuda_event.cuh"
 #include "train/cuda/cuda_training.hpp"
 #include "train/cuda/gpt_cuda.cuh"
+#include "train/cuda/memory_plan.hpp"
 #include "train/gradient_buckets.hpp"
 #include "train/zero1_shards.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -48,11 +50,11 @@ class CudaBackend final : public TrainBackend {
     GPUDIRECT_CUDA(cudaMemsetAsync(m_.get(), 0, state * sizeof(float), compute_));
     GPUDIRECT_CUDA(cudaMemsetAsync(v_.get(), 0, state * sizeof(float), compute_));
     if (zero1_) {
-      for (const Bucket& b : buckets_) {
-        const std::size_t padded = shard_of(b, world_, rank_).chunk * static_cast<std::size_t>(world_);
-        staging_.emplace_back(padded);
-        GPUDIRECT_CUDA(cudaMemsetAsync(staging_.back().get(), 0, padded * sizeof(float), compute_));
-      }
+      // One staging buffer for every bucket: all that uses it runs on the communication stream, in order.
+      std::size_t largest = 0;
+      for (const Bucket& b : buckets_) largest = std::max(largest, padded_count(b));
+      staging_ = DeviceArray<float>(largest);
+      GPUDIRECT_CUDA(cudaMemsetAsync(staging_.get(), 0, largest * sizeof(float), compute_));
     }
     GPUDIRECT_CUDA(cudaStreamSynchronize(compute_));
   }
@@ -106,13 +108,6 @@ class CudaBackend final : public TrainBackend {
     for (auto& request : pending_) request->wait();
     pending_.clear();
     GPUDIRECT_CUDA(cudaStreamWaitEvent(compute_, grads_done_.get(), 0));
-    if (zero1_) {
-      for (std::size_t b = 0; b < buckets_.size(); ++b) {
-        const Shard s = shard_of(buckets_[b], world_, rank_);
-        GPUDIRECT_CUDA(cudaMemcpyAsync(model_.device_gradients() + buckets_[b].offset + s.begin, staging_[b].get() + s.begin,
-                                       (s.end - s.begin) * sizeof(float), cudaMemcpyDeviceToDevice, compute_));
-      }
-    }
     GPUDIRECT_CUDA(cudaEventSynchronize(backward_done_.get()));
     GPUDIRECT_CUDA(cudaEventSynchronize(grads_done_.get()));
     return seconds_between(backward_done_, grads_done_);
@@ -200,7 +195,7 @@ class CudaBackend final : public TrainBackend {
   }
 
  private:
-  static constexpr std::size_t kScratchBytes = 1 << 16;  // small host values through NCCL (which needs device memory)
+  static constexpr std::size_t kScratchBytes = kHostValueScratchBytes;  // memory_plan.hpp
 
   // Gradients travel: more than one rank, or ZeRO-1 forced at one rank (its paths then only copy).
   bool communicates() const { return world_ > 1 || zero1_; }
@@ -225,11 +220,20 @@ class CudaBackend final : public TrainBackend {
       return;
     }
     const Shard s = shard_of(buckets_[b], world_, rank_);
-    float* staging = staging_[b].get();
-    // The padding beyond count stays zero: set at construction, and every collective writes zeros there.
-    GPUDIRECT_CUDA(cudaMemcpyAsync(staging, grads, buckets_[b].count * sizeof(float), cudaMemcpyDeviceToDevice, comm_stream_));
+    float* staging = staging_.get();
+    const std::size_t count = buckets_[b].count;
+    // The bucket, zeros up to the padded size (another bucket may have left values there), the
+    // reduce-scatter, and this rank's averaged part back into the gradients: all on the communication
+    // stream, so the next bucket reuses the buffer only after.
+    copy_on_comm_stream(staging, grads, count * sizeof(float), cudaMemcpyDeviceToDevice);
+    GPUDIRECT_CUDA(cudaMemsetAsync(staging + count, 0, (padded_count(buckets_[b]) - count) * sizeof(float), comm_stream_));
     pending_.push_back(comm_.reduce_scatter(staging, staging + static_cast<std::size_t>(rank_) * s.chunk, s.chunk,
                                             comm::DataType::float32, comm::ReduceOp::avg));
+    copy_on_comm_stream(grads + s.begin, staging + s.begin, (s.end - s.begin) * sizeof(float), cudaMemcpyDeviceToDevice);
+  }
+
+  std::size_t padded_count(const Bucket& bucket) const {
+    return shard_of(bucket, world_, rank_).chunk * static_cast<std::size_t>(world_);
   }
 
   // Under ZeRO-1: every rank's updated elements to every rank. Returns the seconds it took.
@@ -240,7 +244,7 @@ class CudaBackend final : public TrainBackend {
     float* p = model_.device_parameters();
     for (std::size_t b = 0; b < buckets_.size(); ++b) {
       const Shard s = shard_of(buckets_[b], world_, rank_);
-      float* staging = staging_[b].get();
+      float* staging = staging_.get();
       GPUDIRECT_CUDA(cudaMemcpyAsync(staging, p + buckets_[b].offset, buckets_[b].count * sizeof(float), cudaMemcpyDeviceToDevice, comm_stream_));
       pending_.push_back(comm_.all_gather(staging + static_cast<std::size_t>(rank_) * s.chunk, staging, s.chunk, comm::DataType::float32));
       GPUDIRECT_CUDA(cudaMemcpyAsync(p + buckets_[b].offset, staging, buckets_[b].count * sizeof(float), cudaMemcpyDeviceToDevice, comm_stream_));
@@ -263,7 +267,7 @@ class CudaBackend final : public TrainBackend {
     }
     for (std::size_t b = 0; b < buckets_.size(); ++b) {
       const Shard s = shard_of(buckets_[b], world_, rank_);
-      float* staging = staging_[b].get();
+      float* staging = staging_.get();
       GPUDIRECT_CUDA(cudaMemsetAsync(staging, 0, s.chunk * static_cast<std::size_t>(world_) * sizeof(float), comm_stream_));
       copy_on_comm_stream(staging + s.begin, state + state_at_[b], (s.end - s.begin) * sizeof(float), cudaMemcpyDeviceToDevice);
       comm_.all_gather(staging + static_cast<std::size_t>(rank_) * s.chunk, staging, s.chunk, comm::DataType::float32)->wait();
@@ -293,7 +297,7 @@ class CudaBackend final : public TrainBackend {
   DeviceArray<double> partials_, sum_of_squares_;
   DeviceArray<std::uint8_t> scratch_;
   DeviceArray<float> m_, v_;
-  std::vector<DeviceArray<float>> staging_;
+  DeviceArray<float> staging_;  // ZeRO-1: the padded bucket of the collective in flight
   std::vector<std::unique_ptr<comm::Request>> pending_;
   bool backward_recorded_ = false;
 };

@@ -6,6 +6,7 @@
 #include "train/cuda/cuda_training.hpp"
 #include "train/cuda/gpt_cuda.cuh"
 #include "train/cuda/launch_geometry.hpp"
+#include "train/cuda/memory_plan.hpp"
 #include "train/cuda/token_groups.hpp"
 
 #include <algorithm>
@@ -49,49 +50,47 @@ CudaGpt::CudaGpt(const GptConfig& config)
   GPUDIRECT_CUBLAS(cublas().create(&cublas_));
   GPUDIRECT_CUBLAS(cublas().set_stream(cublas_, stream_));
 
-  const std::size_t L = static_cast<std::size_t>(config_.layers), C = static_cast<std::size_t>(config_.width);
-  const std::size_t BT = static_cast<std::size_t>(config_.micro_batch) * config_.seq_len, BTC = BT * C;
-  const std::size_t V = static_cast<std::size_t>(config_.vocab);
-  const std::size_t rows = static_cast<std::size_t>(config_.micro_batch) * config_.heads * config_.seq_len;
-  params_ = DeviceArray<float>(layout_.total());
-  grads_ = DeviceArray<float>(layout_.total());
-  weights_ = DeviceArray<bf16>(layout_.total());
-  inputs_ = DeviceArray<std::int32_t>(BT);
-  targets_ = DeviceArray<std::int32_t>(BT);
-  group_tokens_ = DeviceArray<std::int32_t>(BT);
-  group_offsets_ = DeviceArray<std::int32_t>(BT + 1);
-  group_positions_ = DeviceArray<std::int32_t>(BT);
-  encoded_ = DeviceArray<float>(BTC);
-  res2_ = DeviceArray<float>(L * BTC);
-  res3_ = DeviceArray<float>(L * BTC);
-  ln1_mean_ = DeviceArray<float>(L * BT);
-  ln1_rstd_ = DeviceArray<float>(L * BT);
-  ln2_mean_ = DeviceArray<float>(L * BT);
-  ln2_rstd_ = DeviceArray<float>(L * BT);
-  lse_ = DeviceArray<float>(L * rows);
-  lnf_mean_ = DeviceArray<float>(BT);
-  lnf_rstd_ = DeviceArray<float>(BT);
-  logits_ = DeviceArray<float>(BT * V);
-  losses_ = DeviceArray<float>(BT);
-  ln1_ = DeviceArray<bf16>(L * BTC);
-  qkv_ = DeviceArray<bf16>(L * 3 * BTC);
-  atty_ = DeviceArray<bf16>(L * BTC);
-  ln2_ = DeviceArray<bf16>(L * BTC);
-  fch_ = DeviceArray<bf16>(L * 4 * BTC);
-  fch_gelu_ = DeviceArray<bf16>(L * 4 * BTC);
-  lnf_ = DeviceArray<bf16>(BTC);
-  dlogits_ = DeviceArray<bf16>(BT * V);
-  branch_ = DeviceArray<float>(BTC);
-  dresidual_ = DeviceArray<float>(BTC);
-  dln_ = DeviceArray<float>(BTC);
-  attention_scratch_ = DeviceArray<float>(rows);
-  dresidual_bf16_ = DeviceArray<bf16>(BTC);
-  datty_ = DeviceArray<bf16>(BTC);
-  dqkv_ = DeviceArray<bf16>(3 * BTC);
-  dfch_gelu_ = DeviceArray<bf16>(4 * BTC);
-  dfch_ = DeviceArray<bf16>(4 * BTC);
-  ones_ = DeviceArray<bf16>(BT);
-  fill_bf16(ones_.get(), 1.0f, BT, stream_);
+  // The sizes the memory plan counted (memory_plan.hpp), so the two cannot disagree.
+  const ModelBufferSizes n = model_buffer_sizes(config_);
+  params_ = DeviceArray<float>(n.params);
+  grads_ = DeviceArray<float>(n.grads);
+  weights_ = DeviceArray<bf16>(n.weights);
+  inputs_ = DeviceArray<std::int32_t>(n.inputs);
+  targets_ = DeviceArray<std::int32_t>(n.targets);
+  group_tokens_ = DeviceArray<std::int32_t>(n.group_tokens);
+  group_offsets_ = DeviceArray<std::int32_t>(n.group_offsets);
+  group_positions_ = DeviceArray<std::int32_t>(n.group_positions);
+  encoded_ = DeviceArray<float>(n.encoded);
+  res2_ = DeviceArray<float>(n.res2);
+  res3_ = DeviceArray<float>(n.res3);
+  ln1_mean_ = DeviceArray<float>(n.ln1_mean);
+  ln1_rstd_ = DeviceArray<float>(n.ln1_rstd);
+  ln2_mean_ = DeviceArray<float>(n.ln2_mean);
+  ln2_rstd_ = DeviceArray<float>(n.ln2_rstd);
+  lse_ = DeviceArray<float>(n.lse);
+  lnf_mean_ = DeviceArray<float>(n.lnf_mean);
+  lnf_rstd_ = DeviceArray<float>(n.lnf_rstd);
+  logits_ = DeviceArray<float>(n.logits);
+  losses_ = DeviceArray<float>(n.losses);
+  ln1_ = DeviceArray<bf16>(n.ln1);
+  qkv_ = DeviceArray<bf16>(n.qkv);
+  atty_ = DeviceArray<bf16>(n.atty);
+  ln2_ = DeviceArray<bf16>(n.ln2);
+  fch_ = DeviceArray<bf16>(n.fch);
+  fch_gelu_ = DeviceArray<bf16>(n.fch_gelu);
+  lnf_ = DeviceArray<bf16>(n.lnf);
+  dlogits_ = DeviceArray<bf16>(n.dlogits);
+  branch_ = DeviceArray<float>(n.branch);
+  dresidual_ = DeviceArray<float>(n.dresidual);
+  dln_ = DeviceArray<float>(n.dln);
+  attention_scratch_ = DeviceArray<float>(n.attention_scratch);
+  dresidual_bf16_ = DeviceArray<bf16>(n.dresidual_bf16);
+  datty_ = DeviceArray<bf16>(n.datty);
+  dqkv_ = DeviceArray<bf16>(n.dqkv);
+  dfch_gelu_ = DeviceArray<bf16>(n.dfch_gelu);
+  dfch_ = DeviceArray<bf16>(n.dfch);
+  ones_ = DeviceArray<bf16>(n.ones);
+  fill_bf16(ones_.get(), 1.0f, n.ones, stream_);
 
   host_params_.assign(layout_.total(), 0.0f);
   initialize_parameters(config_, host_params_, config_.seed);
