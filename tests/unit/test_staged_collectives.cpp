@@ -6,9 +6,9 @@
 
 #include "bootstrap/local_spawn.hpp"
 #include "bootstrap/store.hpp"
-#include "comm/node_staging.hpp"
-#include "comm/shared_segment.hpp"
-#include "comm/staged_collectives.hpp"
+#include "comm/shm/node_staging.hpp"
+#include "comm/shm/staged_collectives.hpp"
+#include "comm/shm/staging_segment.hpp"
 #include "store_test_ranks.hpp"
 
 #include <dirent.h>

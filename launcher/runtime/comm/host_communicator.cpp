@@ -1,6 +1,6 @@
 #include "comm/host_communicator.hpp"
 
-#include "comm/collectives.hpp"
+#include "comm/algorithms/collectives.hpp"
 #include "gpudirect/text.hpp"
 
 #include <sys/mman.h>

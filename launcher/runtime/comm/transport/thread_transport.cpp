@@ -1,4 +1,4 @@
-#include "comm/thread_transport.hpp"
+#include "comm/transport/thread_transport.hpp"
 
 #include "comm/communicator.hpp"
 

@@ -24,7 +24,7 @@ class Transport {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   // The host of every rank, where the transport knows (a job across hosts then runs its
-  // all_reduce by host: host_groups.hpp); empty where it does not.
+  // all_reduce by host: algorithms/host_groups.hpp); empty where it does not.
   virtual std::vector<std::string> hosts() const { return {}; }
   // Sends `send_bytes` to rank `to` and receives `recv_bytes` from rank `from`, both with `tag`
   // (the collective's sequence number and step), and returns when both are complete. A peer of -1

@@ -4,7 +4,7 @@
 // mistaken for the parent's: Collectives over it take their own tag channel.
 #pragma once
 
-#include "comm/transport.hpp"
+#include "comm/transport/transport.hpp"
 
 #include <vector>
 

@@ -1,4 +1,4 @@
-#include "comm/shared_pages.hpp"
+#include "comm/shm/fd_pages.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -1,7 +1,7 @@
-#include "comm/fabric_transport.hpp"
+#include "comm/transport/fabric_transport.hpp"
 
-#include "comm/cma_speed.hpp"
 #include "comm/communicator.hpp"
+#include "comm/transport/cma_speed.hpp"
 #include "gpudirect/text.hpp"
 
 #include <rdma/fabric.h>

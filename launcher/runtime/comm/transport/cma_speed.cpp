@@ -1,4 +1,4 @@
-#include "comm/cma_speed.hpp"
+#include "comm/transport/cma_speed.hpp"
 
 #include <sys/mman.h>
 #include <sys/uio.h>

@@ -1,4 +1,4 @@
-#include "comm/staged_collectives.hpp"
+#include "comm/shm/staged_collectives.hpp"
 
 #include "comm/block_offsets.hpp"
 #include "comm/reduce_kernels.hpp"

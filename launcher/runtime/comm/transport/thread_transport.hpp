@@ -3,7 +3,7 @@
 // starting processes, and a program can run several ranks in one process.
 #pragma once
 
-#include "comm/transport.hpp"
+#include "comm/transport/transport.hpp"
 
 #include <chrono>
 #include <memory>

@@ -6,9 +6,9 @@
 
 #include "bootstrap/launch_context.hpp"
 #include "bootstrap/store.hpp"
-#include "comm/shareable_memory.hpp"
-#include "comm/shared_segment.hpp"
-#include "comm/staged_collectives.hpp"
+#include "comm/shm/peer_readable_buffers.hpp"
+#include "comm/shm/staged_collectives.hpp"
+#include "comm/shm/staging_segment.hpp"
 
 #include <chrono>
 #include <memory>

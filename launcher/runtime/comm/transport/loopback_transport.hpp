@@ -1,7 +1,7 @@
 // The transport of a job with one rank: every exchange is with itself.
 #pragma once
 
-#include "comm/transport.hpp"
+#include "comm/transport/transport.hpp"
 
 #include <cstring>
 

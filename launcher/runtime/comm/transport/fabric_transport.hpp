@@ -5,7 +5,7 @@
 
 #include "bootstrap/launch_context.hpp"
 #include "bootstrap/store.hpp"
-#include "comm/transport.hpp"
+#include "comm/transport/transport.hpp"
 
 #include <chrono>
 #include <memory>

@@ -1,6 +1,6 @@
-#include "comm/shared_segment.hpp"
+#include "comm/shm/staging_segment.hpp"
 
-#include "comm/shared_pages.hpp"
+#include "comm/shm/fd_pages.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>

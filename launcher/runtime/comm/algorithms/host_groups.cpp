@@ -1,4 +1,4 @@
-#include "comm/host_groups.hpp"
+#include "comm/algorithms/host_groups.hpp"
 
 #include <algorithm>
 #include <cstddef>

@@ -1,4 +1,4 @@
-#include "comm/group_transport.hpp"
+#include "comm/transport/group_transport.hpp"
 
 #include <algorithm>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "comm/node_staging.hpp"
+#include "comm/shm/node_staging.hpp"
 
 #include "gpudirect/text.hpp"
 

@@ -1,6 +1,6 @@
-#include "comm/shareable_memory.hpp"
+#include "comm/shm/peer_readable_buffers.hpp"
 
-#include "comm/shared_pages.hpp"
+#include "comm/shm/fd_pages.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -20,8 +20,8 @@
 #pragma once
 
 #include "comm/communicator.hpp"
-#include "comm/staged_collectives.hpp"
-#include "comm/transport.hpp"
+#include "comm/shm/staged_collectives.hpp"
+#include "comm/transport/transport.hpp"
 
 #include <cstdint>
 #include <memory>

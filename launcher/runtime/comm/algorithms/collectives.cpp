@@ -1,9 +1,9 @@
-#include "comm/collectives.hpp"
+#include "comm/algorithms/collectives.hpp"
 
+#include "comm/algorithms/host_groups.hpp"
 #include "comm/block_offsets.hpp"
-#include "comm/group_transport.hpp"
-#include "comm/host_groups.hpp"
 #include "comm/reduce_kernels.hpp"
+#include "comm/transport/group_transport.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -17,7 +17,7 @@
 // call after call, and every rank walks the same chunks in the same order, so no call needs a barrier:
 // a rank may start the next call while its peers finish this one.
 //
-// Direct reads (where buffers lie in memory from Communicator::allocate, shareable_memory.hpp): a
+// Direct reads (where buffers lie in memory from Communicator::allocate, peer_readable_buffers.hpp): a
 // rank first writes where its buffers lie into its broadcast ring. all_gather: its peers copy its
 // block straight from its buffer, block by block (the others' chunks still come through the slots).
 // all_reduce and reduce_scatter, where every rank's buffers can be read so: each owner reduces its
@@ -30,7 +30,7 @@
 
 #include "bootstrap/abort_signal.hpp"
 #include "comm/communicator.hpp"
-#include "comm/shareable_memory.hpp"
+#include "comm/shm/peer_readable_buffers.hpp"
 
 #include <chrono>
 #include <cstddef>
