@@ -19,7 +19,7 @@ namespace gpudirect::comm {
 
 struct NodeStaging {
   std::unique_ptr<ShareableMemory> shareable;  // null: Communicator::allocate hands out private memory
-  std::unique_ptr<SharedSegment> memory;
+  std::unique_ptr<StagingSegment> memory;
   std::unique_ptr<StagedCollectives> collectives;  // null: messages only
 };
 

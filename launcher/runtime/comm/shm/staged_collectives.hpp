@@ -1,5 +1,5 @@
 // all_reduce, all_gather and reduce_scatter for ranks that share one host, through rings of
-// cache-sized slots in memory that every rank maps (a SharedSegment).
+// cache-sized slots in memory that every rank maps (a StagingSegment).
 //
 // Why not messages: over libfabric's shm provider a block travels sender -> bounce buffer ->
 // receiver's scratch, and only then is it reduced; with CMA the kernel copies it once, but on VMs a

@@ -41,12 +41,12 @@ std::string map_object(const std::string& name, std::size_t bytes, bool created,
 
 }  // namespace
 
-SharedSegment::~SharedSegment() {
+StagingSegment::~StagingSegment() {
   if (memory_) ::munmap(memory_, bytes_);
 }
 
-std::unique_ptr<SharedSegment> map_shared_segment(bootstrap::Store& store, int rank, std::size_t bytes, std::string* why_not,
-                                                  const std::vector<std::pair<std::size_t, std::size_t>>& used) {
+std::unique_ptr<StagingSegment> map_staging_segment(bootstrap::Store& store, int rank, std::size_t bytes, std::string* why_not,
+                                                    const std::vector<std::pair<std::size_t, std::size_t>>& used) {
   void* memory = nullptr;
   std::string name, error;
   if (rank == 0) {
@@ -59,7 +59,7 @@ std::unique_ptr<SharedSegment> map_shared_segment(bootstrap::Store& store, int r
   if (rank != 0 && created[0] != '!') error = map_object(created, bytes, false, &memory, used);
   const auto results = store.all_gather("shm/mapped", error);
   if (rank == 0 && created[0] != '!') ::shm_unlink(name.c_str());  // every rank has mapped it, or given up
-  auto segment = memory ? std::make_unique<SharedSegment>(memory, bytes) : nullptr;
+  auto segment = memory ? std::make_unique<StagingSegment>(memory, bytes) : nullptr;
   for (std::size_t r = 0; r < results.size(); ++r) {
     if (results[r].empty()) continue;
     if (why_not) *why_not = "rank " + std::to_string(r) + ": " + results[r];

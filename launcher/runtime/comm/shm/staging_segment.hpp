@@ -14,12 +14,12 @@
 
 namespace gpudirect::comm {
 
-class SharedSegment {
+class StagingSegment {
  public:
-  SharedSegment(void* memory, std::size_t bytes) : memory_(memory), bytes_(bytes) {}
-  ~SharedSegment();
-  SharedSegment(const SharedSegment&) = delete;
-  SharedSegment& operator=(const SharedSegment&) = delete;
+  StagingSegment(void* memory, std::size_t bytes) : memory_(memory), bytes_(bytes) {}
+  ~StagingSegment();
+  StagingSegment(const StagingSegment&) = delete;
+  StagingSegment& operator=(const StagingSegment&) = delete;
 
   void* data() const { return memory_; }
   std::size_t bytes() const { return bytes_; }
@@ -34,7 +34,7 @@ class SharedSegment {
 // the (offset, bytes) ranges this rank will touch, whose pages it faults in for writing before
 // any rank uses the memory (on VMs the first touch of a page costs a hypervisor trap); empty:
 // every page.
-std::unique_ptr<SharedSegment> map_shared_segment(bootstrap::Store& store, int rank, std::size_t bytes, std::string* why_not,
-                                                  const std::vector<std::pair<std::size_t, std::size_t>>& used = {});
+std::unique_ptr<StagingSegment> map_staging_segment(bootstrap::Store& store, int rank, std::size_t bytes, std::string* why_not,
+                                                    const std::vector<std::pair<std::size_t, std::size_t>>& used = {});
 
 }  // namespace gpudirect::comm
