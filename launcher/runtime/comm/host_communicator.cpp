@@ -70,8 +70,8 @@ struct CallDescription {
 };
 
 // A call of at most this many bytes runs in the caller's thread when nothing is queued or running:
-// handing it to the worker and back costs two thread wake-ups (about 10 us on a VM), as long as the
-// call itself; a larger call (a gradient bucket) still runs in the background so it overlaps.
+// handing it to the worker and back costs two thread wake-ups, as long as the call itself; a
+// larger call (a gradient bucket) still runs in the background so it overlaps.
 // GPUDIRECT_COMM_INLINE_BYTES changes it (0: every call on the worker), to measure.
 constexpr std::size_t kInlineCallBytes = 256 * 1024;
 

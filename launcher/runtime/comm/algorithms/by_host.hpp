@@ -1,7 +1,7 @@
 // all_reduce, all_gather and reduce_scatter of a job across hosts, by host (host_groups.hpp):
 // within the host, across hosts among the ranks at the same place on each, within the host again.
-// Every byte crosses between hosts once in each direction it must, not with every step of a ring
-// over all ranks.
+// Why: an all_reduce then carries 2(H-1)/H of the buffer across the network for H hosts, where one
+// ring over all n ranks carries 2(n-1)/n of it across every host boundary.
 #pragma once
 
 #include "comm/algorithms/call.hpp"

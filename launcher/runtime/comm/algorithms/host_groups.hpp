@@ -1,9 +1,6 @@
-// How the ranks of a job across hosts split for collectives by host: the ranks of this rank's host
-// (`local`), and one rank of every host, the one at this rank's place among its host's ranks
-// (`across`). A by-host all_reduce reduces within each host first, then across hosts in `across`
-// groups (each group a share of the buffer), then shares the result within the host: every byte
-// crosses the network 2(H-1)/H times for H hosts, where one ring over all ranks moves 2(n-1)/n per
-// rank and crosses every host boundary with it (2 hosts x 2 ranks: 1.5x the bytes on the link).
+// How the ranks of a job across hosts split for collectives by host (by_host.hpp): the ranks of
+// this rank's host (`local`), and one rank of every host, the one at this rank's place among its
+// host's ranks (`across`).
 #pragma once
 
 #include <optional>

@@ -14,9 +14,9 @@ constexpr std::size_t kPage = 4096;
 
 // Writes a byte of every page in `used` (all of them when empty), its own value: MAP_POPULATE maps
 // a shared object's pages read-only, and on a VM whose hypervisor shadows page tables even a
-// populated page costs a trap at its first access. Measured here: the first eight 4 KiB
-// all_reduces (one new slot each) took 60-300 us, the rest 2 us; touching 2 MiB at start costs a
-// few ms. Nobody uses the memory before its mapper returns it, so the writes race with nothing.
+// populated page costs a trap at its first access, inside a timed collective (docs/performance.md);
+// touching them at start costs far less. Nobody uses the memory before its mapper returns it, so
+// the writes race with nothing.
 void touch_for_writing(void* memory, std::size_t bytes, const std::vector<std::pair<std::size_t, std::size_t>>& used) {
   auto* base = static_cast<volatile char*>(memory);
   auto touch = [&](std::size_t from, std::size_t length) {

@@ -1,5 +1,6 @@
-// Memory that processes share through a file descriptor (the staging segment, shareable buffers):
-// reserved up front and faulted in for writing before anyone times it. One rule for both users.
+// The pages behind a file descriptor that processes share (staging_segment.hpp's /dev/shm object,
+// peer_readable_buffers.hpp's memfds): reserved up front and faulted in for writing before anyone
+// times them. One rule for both users.
 #pragma once
 
 #include <cstddef>

@@ -18,8 +18,8 @@
 
 namespace gpudirect::comm {
 namespace {
-// 2-rank 4 KiB all_reduce on the 2-core VM: 3.7 us yielding at once, 2.1 us with 5 us (or 50 us) of
-// spin; 4 ranks on those 2 cores: 37 us yielding at once, 59 us spinning 5 us.
+// Where every rank has a CPU: long enough for a peer on another core to answer, short against a
+// yield (measurements: docs/performance.md).
 constexpr long kSpinMicroseconds = 5;
 }  // namespace
 
@@ -140,11 +140,8 @@ NodeStaging stage_on_one_host(const bootstrap::LaunchContext& context, bootstrap
   if (const char* spin = std::getenv("GPUDIRECT_COMM_STAGING_SPIN_US"))
     wait.spin = std::chrono::microseconds(parse_integer<long>(spin, "GPUDIRECT_COMM_STAGING_SPIN_US", 0, 1000000));
   // The owner of a block read in place waits for its readers: one more hand-off per call, which
-  // costs a context switch where ranks share cores. Measured (all_gather, medians of 3): 2 ranks
-  // with a core each, 4 KiB 1.34 -> 0.87 us and faster at every size; 4 ranks on 2 cores, 16 KiB
-  // 20.7 -> 26.0 us, 64 KiB 24.5 -> 28.2, then faster: 256 KiB 45.6 -> 38.4, 1 MiB 95.6 -> 70.6;
-  // all_reduce there with 64 KiB blocks and up: 256 KiB 111.5 -> 110.4 us, 1 MiB 239 -> 211,
-  // 64 MiB 23.5 -> 16.8 ms.
+  // costs a context switch where ranks share cores. With a core each direct reads win at every
+  // size; on shared cores only from 64 KiB blocks (measurements: docs/performance.md).
   std::size_t min_block_bytes = own_cpus ? 0 : 64 * 1024;
   // GPUDIRECT_COMM_DIRECT_READS_MIN_BYTES: the smallest block read in place (to measure).
   if (const char* least = std::getenv("GPUDIRECT_COMM_DIRECT_READS_MIN_BYTES"))

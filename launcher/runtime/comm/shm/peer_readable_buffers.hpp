@@ -1,9 +1,7 @@
-// Host buffers that the other ranks of the host read where they lie. Communicator::allocate hands
-// out memfd memory; a peer maps it read-only through /proc/PID/fd/N (the same user may; no name in
-// /dev/shm, and nothing outlives the processes however they end). Staged collectives then read a
-// peer's buffer once where it lies instead of through a staging slot: two copies of every byte
-// instead of three (2-rank all_gather, medians of 3: 1 MiB 45.4 -> 24.7 us, 4 MiB 177 -> 109 us),
-// and all_reduce reduces straight from the peers' inputs (staged_collectives.hpp).
+// Host buffers the other ranks of the host map read-only where they lie: ShareableMemory hands out
+// memfd memory (Communicator::allocate), PeerBuffers maps the peers' through /proc/PID/fd/N. Staged
+// collectives then copy a peer's block once instead of through a slot, and reduce straight from
+// the peers' inputs. memfd, not /dev/shm: no name to leak, nothing outlives the processes.
 #pragma once
 
 #include <sys/types.h>

@@ -1,3 +1,23 @@
+// Rings: each rank owns one broadcast ring (all_gather's blocks and all_reduce's results, read by
+// every other rank) and one ring per peer (its input chunks of that peer's block, read by that peer
+// only). A ring is a count of chunks written, a count read by each reader, and `slots` slots of
+// `chunk_bytes`: the writer reuses a slot when every reader has moved past it. The counts only grow,
+// call after call, and every rank walks the same chunks in the same order, so no call needs a barrier:
+// a rank may start the next call while its peers finish this one.
+//
+// A chunk of input goes into a slot (it stays in cache), the block's owner reduces all ranks' slots
+// with its own input in one pass and writes the result once into its output and once into a slot,
+// and every other rank copies it out.
+//
+// Direct reads (where buffers lie in memory from Communicator::allocate, peer_readable_buffers.hpp):
+// a rank first writes where its buffers lie into its broadcast ring. all_gather: its peers copy its
+// block straight from its buffer, block by block (the others' chunks still come through the slots).
+// all_reduce and reduce_scatter, where every rank's buffers can be read so: each owner reduces its
+// block from the peers' inputs where they lie, chunk by chunk, into its output, and counts each chunk
+// in its ring without a slot; the peers copy the result from its output. A peer marks the
+// announcement read once it is done with that rank's buffers, and a rank returns once every peer
+// has: its buffers are the caller's again. Otherwise nobody reads a rank's own buffers but the rank
+// itself, and the caller may reuse them as soon as the call returns.
 #include "comm/shm/staged_collectives.hpp"
 
 #include "comm/block_offsets.hpp"

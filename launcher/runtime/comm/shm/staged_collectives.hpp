@@ -1,31 +1,10 @@
 // all_reduce, all_gather and reduce_scatter for ranks that share one host, through rings of
-// cache-sized slots in memory that every rank maps (a StagingSegment).
-//
-// Why not messages: over libfabric's shm provider a block travels sender -> bounce buffer ->
-// receiver's scratch, and only then is it reduced; with CMA the kernel copies it once, but on VMs a
-// CMA copy costs as much as two memcpys. Here a rank copies a chunk of its input into a slot (it stays
-// in cache), the block's owner reduces all ranks' slots with its own input in one pass and writes the
-// result once into its output and once into a slot, and every other rank copies it out: each byte
-// goes through memory about half as often, and the reduction is fused into the transfer, which a
-// point-to-point API cannot express. libfabric still carries every other collective, and everything
-// between hosts.
-//
-// Rings: each rank owns one broadcast ring (all_gather's blocks and all_reduce's results, read by
-// every other rank) and one ring per peer (its input chunks of that peer's block, read by that peer
-// only). A ring is a count of chunks written, a count read by each reader, and `slots` slots of
-// `chunk_bytes`: the writer reuses a slot when every reader has moved past it. The counts only grow,
-// call after call, and every rank walks the same chunks in the same order, so no call needs a barrier:
-// a rank may start the next call while its peers finish this one.
-//
-// Direct reads (where buffers lie in memory from Communicator::allocate, peer_readable_buffers.hpp): a
-// rank first writes where its buffers lie into its broadcast ring. all_gather: its peers copy its
-// block straight from its buffer, block by block (the others' chunks still come through the slots).
-// all_reduce and reduce_scatter, where every rank's buffers can be read so: each owner reduces its
-// block from the peers' inputs where they lie, chunk by chunk, into its output, and counts each chunk
-// in its ring without a slot; the peers copy the result from its output. A peer marks the
-// announcement read once it is done with that rank's buffers, and a rank returns once every peer
-// has: its buffers are the caller's again. Otherwise nobody reads a rank's own buffers but the rank
-// itself, and the caller may reuse them as soon as the call returns.
+// cache-sized slots in memory every rank maps (a StagingSegment), or from the peers' buffers where
+// they lie (peer_readable_buffers.hpp). Why not messages: libfabric's shm provider copies a block
+// through a bounce buffer into scratch before it can be reduced (with CMA once, but CMA copies are
+// slow on some VMs); here the owner of a block reduces it straight from the slots, fused with the
+// transfer, so each byte goes through memory about half as often. How the rings work:
+// staged_collectives.cpp.
 #pragma once
 
 #include "bootstrap/abort_signal.hpp"
@@ -46,7 +25,7 @@ namespace gpudirect::comm {
 
 struct StagingLayout {
   int ranks = 0;
-  std::size_t chunk_bytes = 128 * 1024;  // best of 32K, 64K, 128K, 256K (bench all_reduce/all_gather, 2 and 4 ranks)
+  std::size_t chunk_bytes = 128 * 1024;  // measured best for bench all_reduce and all_gather (docs/performance.md)
   std::size_t slots = 8;
 
   // The layout for `ranks` ranks within `budget` bytes: fewer and smaller slots as rings multiply.

@@ -1,7 +1,6 @@
-// Zeroed memory that every rank of a one-host job maps (for StagedCollectives): rank 0 creates a
-// POSIX shared memory object, reserves its pages (so a full /dev/shm is an error now, not a SIGBUS
-// later), every rank maps it, and rank 0 unlinks the name as soon as all have: nothing is left in
-// /dev/shm once the ranks exit, however they exit.
+// The one segment of zeroed memory every rank of a one-host job maps, for the staging rings
+// (staged_collectives.hpp): a POSIX shared memory object that rank 0 creates and unlinks as soon
+// as every rank has mapped it, so nothing is left in /dev/shm however the ranks exit.
 #pragma once
 
 #include "bootstrap/store.hpp"

@@ -6,8 +6,8 @@
 
 namespace gpudirect::comm {
 
-// CMA bandwidth / memcpy bandwidth for a few MiB, best of a few tries (about a millisecond);
-// 0 when process_vm_readv is not allowed here.
+// CMA bandwidth / memcpy bandwidth for a few MiB, best of a few tries; 0 when process_vm_readv is
+// not allowed here.
 double cma_speed_relative_to_memcpy();
 
 }  // namespace gpudirect::comm

@@ -191,8 +191,7 @@ class FabricTransport final : public Transport {
     // Before any fi_getinfo of the process (shm reads its parameters then).
     const bool cma = (provider == "shm" || two_links) && use_cma(store);
     // Across hosts: net, where this libfabric has it, is RDM straight over its sockets; rxm over
-    // tcp adds a rendezvous round trip and copies (measured on the veth link of
-    // bench/compare_cpu_collectives.sh: all_reduce 4-64 MiB 1.17-1.42 GB/s busbw against 0.94-1.22).
+    // tcp adds a rendezvous round trip and copies, and is slower (docs/performance.md).
     if (provider.empty()) provider = provider_offered("net") ? "net" : "tcp;ofi_rxm";
     // shm: the caller's thread does the copies. GPUDIRECT_FABRIC_PIECES=0: one round trip per piece (to compare).
     const char* pieces = std::getenv("GPUDIRECT_FABRIC_PIECES");
