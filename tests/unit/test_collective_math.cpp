@@ -2,6 +2,7 @@
 
 #include "bench/check_data.hpp"
 #include "bench/collective.hpp"
+#include "comm/collective_table.hpp"
 #include "comm/reduce_kernels.hpp"
 
 #include <cmath>
@@ -58,24 +59,24 @@ TEST_CASE("nccl-tests byte accounting", "[bench]") {
   CHECK(bench::size_sequence(8, 64, 2, 0) == std::vector<std::size_t>{8, 16, 32, 64});
   CHECK(bench::size_sequence(100, 400, 2, 100) == std::vector<std::size_t>{100, 200, 300, 400});
   CHECK_THROWS(bench::size_sequence(64, 8, 2, 0));
-  CHECK(bench::bus_factor(bench::Collective::all_reduce, 16) == Approx(1.875));
-  CHECK(bench::bus_factor(bench::Collective::all_gather, 16) == Approx(0.9375));
-  CHECK(bench::bus_factor(bench::Collective::broadcast, 16) == 1.0);
-  const auto gather = bench::row_shape(bench::Collective::all_gather, 1000, 4, 3);  // 250 elements, 83 per rank
+  CHECK(comm::info_of(comm::Collective::all_reduce).bus_factor(16) == Approx(1.875));
+  CHECK(comm::info_of(comm::Collective::all_gather).bus_factor(16) == Approx(0.9375));
+  CHECK(comm::info_of(comm::Collective::broadcast).bus_factor(16) == 1.0);
+  const auto gather = bench::row_shape(comm::Collective::all_gather, 1000, 4, 3);  // 250 elements, 83 per rank
   CHECK(gather.call_count == 83);
   CHECK(gather.shown_count == 249);
   CHECK(gather.shown_bytes == 996);
   CHECK(gather.recv_elements == 249);
-  const auto reduce = bench::row_shape(bench::Collective::all_reduce, 1000, 4, 3);
+  const auto reduce = bench::row_shape(comm::Collective::all_reduce, 1000, 4, 3);
   CHECK(reduce.call_count == 250);
-  CHECK(*bench::parse_collective("all_reduce_perf") == bench::Collective::all_reduce);
-  CHECK(*bench::parse_collective("allgather") == bench::Collective::all_gather);
-  CHECK_FALSE(bench::parse_collective("gather"));
+  CHECK(*comm::parse_collective("all_reduce_perf") == comm::Collective::all_reduce);
+  CHECK(*comm::parse_collective("allgather") == comm::Collective::all_gather);
+  CHECK_FALSE(comm::parse_collective("gather"));
 }
 
 TEST_CASE("check data: expected results follow from every rank's inputs", "[bench]") {
-  const auto shape = bench::row_shape(bench::Collective::all_reduce, 40, 4, 3);
-  const auto expected = bench::expected_output(bench::Collective::all_reduce, shape, DataType::float32, ReduceOp::sum, 0, 3, 0);
+  const auto shape = bench::row_shape(comm::Collective::all_reduce, 40, 4, 3);
+  const auto expected = bench::expected_output(comm::Collective::all_reduce, shape, DataType::float32, ReduceOp::sum, 0, 3, 0);
   for (std::size_t i = 0; i < shape.call_count; ++i) {
     float value;
     std::memcpy(&value, expected.data() + i * 4, 4);

@@ -1,14 +1,14 @@
-// Every collective algorithm of comm/collectives.cpp at 1..8 ranks (threads of this process over
+// Every collective algorithm of comm/algorithms/ at 1..8 ranks (threads of this process over
 // the thread transport), awkward element counts, every datatype and reduction, in place and out of
 // place, against a serial reference computed from every rank's inputs.
 #include <catch2/catch.hpp>
 
-#include "comm/collectives.hpp"
+#include "comm/algorithms/collectives.hpp"
 #include "comm/host_communicator.hpp"
 #include "comm/reduce_kernels.hpp"
-#include "comm/shareable_memory.hpp"
-#include "comm/staged_collectives.hpp"
-#include "comm/thread_transport.hpp"
+#include "comm/shm/peer_readable_buffers.hpp"
+#include "comm/shm/staged_collectives.hpp"
+#include "comm/transport/thread_transport.hpp"
 
 #include <unistd.h>
 

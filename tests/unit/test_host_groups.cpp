@@ -1,10 +1,10 @@
-// How a job across hosts splits into host groups for all_reduce by host (comm/host_groups.hpp),
+// How a job across hosts splits into host groups for all_reduce by host (comm/algorithms/host_groups.hpp),
 // and the group transport's checks of its members.
 #include <catch2/catch.hpp>
 
-#include "comm/group_transport.hpp"
-#include "comm/host_groups.hpp"
-#include "comm/thread_transport.hpp"
+#include "comm/algorithms/host_groups.hpp"
+#include "comm/transport/group_transport.hpp"
+#include "comm/transport/thread_transport.hpp"
 
 #include <chrono>
 #include <stdexcept>

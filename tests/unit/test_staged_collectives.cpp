@@ -6,9 +6,9 @@
 
 #include "bootstrap/local_spawn.hpp"
 #include "bootstrap/store.hpp"
-#include "comm/node_staging.hpp"
-#include "comm/shared_segment.hpp"
-#include "comm/staged_collectives.hpp"
+#include "comm/shm/node_staging.hpp"
+#include "comm/shm/staged_collectives.hpp"
+#include "comm/shm/staging_segment.hpp"
 #include "store_test_ranks.hpp"
 
 #include <dirent.h>
@@ -129,7 +129,7 @@ TEST_CASE("a shared segment is mapped by every rank, zeroed, shared, and gone fr
   on_store_ranks(3, [&](int r, const gpudirect::bootstrap::LaunchContext&, gpudirect::bootstrap::Store& store) {
     const auto me = static_cast<std::size_t>(r);
     std::string why;
-    auto segment = map_shared_segment(store, r, std::size_t(1) << 20, &why);
+    auto segment = map_staging_segment(store, r, std::size_t(1) << 20, &why);
     errors[me] = why;
     if (!segment) return;
     auto* bytes = static_cast<unsigned char*>(segment->data());
@@ -154,7 +154,7 @@ TEST_CASE("a segment that /dev/shm cannot hold: every rank gets none, with rank 
   std::vector<bool> got(2, true);
   on_store_ranks(2, [&](int r, const gpudirect::bootstrap::LaunchContext&, gpudirect::bootstrap::Store& store) {
     std::string why;
-    got[static_cast<std::size_t>(r)] = map_shared_segment(store, r, std::size_t(1) << 50, &why) != nullptr;  // 1 PiB
+    got[static_cast<std::size_t>(r)] = map_staging_segment(store, r, std::size_t(1) << 50, &why) != nullptr;  // 1 PiB
     errors[static_cast<std::size_t>(r)] = why;
   });
   for (int r = 0; r < 2; ++r) {

@@ -1,7 +1,7 @@
 // Checkpoints: round trip, refusal of corrupt, truncated, foreign and mismatched files, the previous
 // file surviving a failed write, and a resumed run reproducing an uninterrupted one exactly.
 #include "comm/host_communicator.hpp"
-#include "comm/loopback_transport.hpp"
+#include "comm/transport/loopback_transport.hpp"
 #include "fake_train_model.hpp"
 #include "train/checkpoint.hpp"
 #include "train/host_backend.hpp"

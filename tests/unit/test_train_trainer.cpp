@@ -4,7 +4,7 @@
 // a replicated run, the initial broadcast makes ranks agree and the parameter check names a rank
 // that drifted.
 #include "comm/host_communicator.hpp"
-#include "comm/thread_transport.hpp"
+#include "comm/transport/thread_transport.hpp"
 #include "fake_train_model.hpp"
 #include "train/checkpoint.hpp"
 #include "train/host_backend.hpp"

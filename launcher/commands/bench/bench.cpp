@@ -6,6 +6,7 @@
 #include "bench/check_data.hpp"
 #include "bench/collective.hpp"
 #include "bootstrap/session.hpp"
+#include "comm/collective_table.hpp"
 #include "comm/communicator_factory.hpp"
 #include "gpudirect/text.hpp"
 #include "metrics/bench_metrics.hpp"
@@ -25,7 +26,6 @@
 namespace gpudirect::launcher {
 namespace {
 
-using bench::Collective;
 using comm::DataType;
 using comm::ReduceOp;
 
@@ -81,7 +81,7 @@ std::string format_time(double us) {
 
 class Runner {
  public:
-  Runner(const BenchOptions& options, bootstrap::Session& session, comm::Communicator& comm, Collective collective)
+  Runner(const BenchOptions& options, bootstrap::Session& session, comm::Communicator& comm, const comm::CollectiveInfo& collective)
       : o_(options), session_(session), comm_(comm), collective_(collective) {}
 
   int run() {
@@ -89,8 +89,8 @@ class Runner {
     const std::size_t increment = o_.step_bytes.empty() ? 0 : bench::parse_size(o_.step_bytes);
     const auto sizes = bench::size_sequence(min, max, o_.step_factor, increment);
     const auto types = select(o_.datatype, kTypes, "datatype");
-    const auto ops = bench::is_reducing(collective_) ? select(o_.op, kOps, "op") : std::vector<std::pair<std::string, ReduceOp>>{{"none", ReduceOp::sum}};
-    if (bench::has_root(collective_) && (o_.root < 0 || o_.root >= comm_.size()))
+    const auto ops = collective_.reduces ? select(o_.op, kOps, "op") : std::vector<std::pair<std::string, ReduceOp>>{{"none", ReduceOp::sum}};
+    if (collective_.has_root && (o_.root < 0 || o_.root >= comm_.size()))
       throw UsageError("-r/--root " + std::to_string(o_.root) + " is not a rank (0.." + std::to_string(comm_.size() - 1) + ")");
 
     print_header(min, max, increment);
@@ -98,7 +98,7 @@ class Runner {
     std::size_t largest = 0;
     for (const auto& [type_name, type] : types)
       for (std::size_t bytes : sizes) {
-        const auto shape = bench::row_shape(collective_, bytes, comm::size_of(type), comm_.size());
+        const auto shape = bench::row_shape(collective_.collective, bytes, comm::size_of(type), comm_.size());
         largest = std::max({largest, shape.send_elements * comm::size_of(type), shape.recv_elements * comm::size_of(type)});
       }
     send_ = comm_.allocate(largest);
@@ -108,7 +108,7 @@ class Runner {
     for (const auto& [type_name, type] : types)
       for (const auto& [op_name, op] : ops)
         for (std::size_t bytes : sizes) {
-          const auto shape = bench::row_shape(collective_, bytes, comm::size_of(type), comm_.size());
+          const auto shape = bench::row_shape(collective_.collective, bytes, comm::size_of(type), comm_.size());
           const Measurement out_of_place = measure(shape, type, op, false);
           const Measurement in_place = measure(shape, type, op, true);
           wrong_total_ += out_of_place.wrong + in_place.wrong;
@@ -164,7 +164,7 @@ class Runner {
                              pad_text(session_.context.hostname, 10) + " " + device_text();
     const auto lines = gather("bench/ranks", line);
     if (!rank0()) return;
-    std::printf("# gpudirect-launch bench %s (nccl-tests format), backend %s\n", bench::name_of(collective_), comm_.backend_name().c_str());
+    std::printf("# gpudirect-launch bench %s (nccl-tests format), backend %s\n", collective_.name, comm_.backend_name().c_str());
     std::printf("# nThread 1 nGpus 1 minBytes %zu maxBytes %zu step: %s warmup iters: %d iters: %d agg iters: 1 validation: %d graph: 0\n",
                 min, max, increment ? (std::to_string(increment) + "(bytes)").c_str() : (format_factor() + "(factor)").c_str(),
                 o_.warmup, o_.iters, o_.check);
@@ -203,22 +203,10 @@ class Runner {
     char* recv = static_cast<char*>(recv_);
     const void* send = send_;
     if (in_place) {
-      switch (collective_) {
-        case Collective::all_gather: send = recv + static_cast<std::size_t>(comm_.rank()) * c * element; break;
-        case Collective::reduce_scatter: send = recv; recv = recv + static_cast<std::size_t>(comm_.rank()) * c * element; break;
-        default: send = recv;
-      }
+      send = recv + collective_.in_place_input_offset(c, comm_.rank()) * element;
+      recv += collective_.in_place_output_offset(c, comm_.rank()) * element;
     }
-    switch (collective_) {
-      case Collective::all_reduce: return comm_.all_reduce(send, recv, c, type, op);
-      case Collective::all_gather: return comm_.all_gather(send, recv, c, type);
-      case Collective::reduce_scatter: return comm_.reduce_scatter(send, recv, c, type, op);
-      case Collective::broadcast: return comm_.broadcast(send, recv, c, type, o_.root);
-      case Collective::reduce: return comm_.reduce(send, recv, c, type, op, o_.root);
-      case Collective::alltoall: return comm_.alltoall(send, recv, c, type);
-      case Collective::sendrecv: return comm_.sendrecv(send, recv, c, type);
-    }
-    return nullptr;
+    return collective_.start(comm_, send, recv, c, type, op, o_.root);
   }
 
   // Puts this rank's input where the call reads it (the send buffer, or its place in recv).
@@ -227,7 +215,7 @@ class Runner {
     std::vector<char> input;
     bench::fill_input(input, shape.send_elements, type, comm_.rank(), op);
     char* target = static_cast<char*>(in_place ? recv_ : send_);
-    if (in_place && collective_ == Collective::all_gather) target += static_cast<std::size_t>(comm_.rank()) * shape.call_count * element;
+    if (in_place) target += collective_.in_place_input_offset(shape.call_count, comm_.rank()) * element;
     if (!input.empty()) comm_.copy_to_device(target, input.data(), input.size());
   }
 
@@ -267,11 +255,11 @@ class Runner {
       prepare_input(shape, type, op, in_place);
       launch(shape, type, op, in_place)->wait();
       comm_.synchronize();
-      const auto expected = bench::expected_output(collective_, shape, type, op, comm_.rank(), comm_.size(), o_.root);
+      const auto expected = bench::expected_output(collective_.collective, shape, type, op, comm_.rank(), comm_.size(), o_.root);
       std::vector<char> actual(expected.size());
       const std::size_t element = comm::size_of(type);
       const char* source = static_cast<const char*>(recv_);
-      if (in_place && collective_ == Collective::reduce_scatter) source += static_cast<std::size_t>(comm_.rank()) * shape.call_count * element;
+      if (in_place) source += collective_.in_place_output_offset(shape.call_count, comm_.rank()) * element;
       if (!actual.empty()) comm_.copy_to_host(actual.data(), source, actual.size());
       wrong += bench::count_wrong(actual, expected, element);
     }
@@ -292,7 +280,7 @@ class Runner {
       default: m.time_us = std::accumulate(times.begin(), times.end(), 0.0) / static_cast<double>(times.size());
     }
     m.algbw = m.time_us > 0 ? static_cast<double>(shape.shown_bytes) / (m.time_us * 1e3) : 0;  // GB/s = 1e9 B/s
-    m.busbw = m.algbw * bench::bus_factor(collective_, comm_.size());
+    m.busbw = m.algbw * collective_.bus_factor(comm_.size());
     return m;
   }
 
@@ -302,10 +290,10 @@ class Runner {
                             {"rank_times_us", m.rank_times}, {"straggler", straggler_json(m)}};
     };
     rows_.push_back({{"size", shape.shown_bytes}, {"count", shape.shown_count}, {"type", type}, {"redop", op},
-                     {"root", bench::has_root(collective_) ? o_.root : -1}, {"out_of_place", half(out)}, {"in_place", half(in)}});
+                     {"root", collective_.has_root ? o_.root : -1}, {"out_of_place", half(out)}, {"in_place", half(in)}});
     if (!rank0()) return;
-    const std::string redop = bench::is_reducing(collective_) ? op : "none";
-    const std::string root = bench::has_root(collective_) ? std::to_string(o_.root) : "-1";
+    const std::string redop = collective_.reduces ? op : "none";
+    const std::string root = collective_.has_root ? std::to_string(o_.root) : "-1";
     std::printf("%12zu  %12zu  %8s  %6s  %6s", shape.shown_bytes, shape.shown_count, type.c_str(), redop.c_str(), root.c_str());
     std::printf("  %7s  %6.2f  %6.2f  %6g", format_time(out.time_us).c_str(), out.algbw, out.busbw, static_cast<double>(out.wrong));
     std::printf("  %7s  %6.2f  %6.2f  %6g\n", format_time(in.time_us).c_str(), in.algbw, in.busbw, static_cast<double>(in.wrong));
@@ -339,13 +327,13 @@ class Runner {
   }
 
   void keep_result(const bench::RowShape& shape, const std::string& type, const std::string& op, const Measurement& m, bool in_place) {
-    results_.push_back({shape.shown_bytes, type, bench::is_reducing(collective_) ? op : "none", in_place, m.time_us, m.algbw, m.busbw, m.wrong,
+    results_.push_back({shape.shown_bytes, type, collective_.reduces ? op : "none", in_place, m.time_us, m.algbw, m.busbw, m.wrong,
                         m.rank_times});
   }
 
   metrics::BenchRunResult run_result(double average, double threshold, bool passed) const {
     const char* job = std::getenv("SLURM_JOB_ID");
-    return {bench::name_of(collective_), comm_.backend_name(), job ? job : "", gather_hosts_, results_, average, threshold, wrong_total_, passed,
+    return {collective_.name, comm_.backend_name(), job ? job : "", gather_hosts_, results_, average, threshold, wrong_total_, passed,
             std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()};
   }
 
@@ -362,7 +350,7 @@ class Runner {
     if (const auto s = metrics::bench_slowest_rank(result))
       slowest = {{"rank", s->rank}, {"host", host_of(s->rank)}, {"time_us", s->seconds * 1e6}, {"median_us", s->median_seconds * 1e6},
                  {"straggler", s->straggler}};
-    nlohmann::json out{{"collective", bench::name_of(collective_)}, {"ranks", comm_.size()}, {"backend", comm_.backend_name()},
+    nlohmann::json out{{"collective", collective_.name}, {"ranks", comm_.size()}, {"backend", comm_.backend_name()},
                        {"hosts", gather_hosts_}, {"rows", rows_}, {"avg_busbw", result.avg_busbw_gbps}, {"wrong_total", wrong_total_},
                        {"min_busbw", result.min_busbw_gbps}, {"iters", o_.iters}, {"warmup_iters", o_.warmup},
                        {"job_id", result.job_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(result.job_id)},
@@ -379,7 +367,7 @@ class Runner {
   const BenchOptions& o_;
   bootstrap::Session& session_;
   comm::Communicator& comm_;
-  Collective collective_;
+  const comm::CollectiveInfo& collective_;
   void* send_ = nullptr;
   void* recv_ = nullptr;
   std::size_t wrong_total_ = 0;
@@ -390,7 +378,7 @@ class Runner {
 };
 
 int run_bench(const BenchOptions& options, const bootstrap::SessionOptions& session_options) {
-  const auto collective = bench::parse_collective(options.collective);
+  const auto collective = comm::parse_collective(options.collective);
   if (!collective) throw UsageError("unknown collective '" + options.collective + "': expected all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall or sendrecv");
   if (options.graph > 0) throw UsageError("-G (CUDA graphs) is not supported by gpudirect-launch bench");
   if (options.threads != 1 || options.gpus != 1) throw UsageError("-t and -g must be 1: run one rank per GPU (srun or --np)");
@@ -406,7 +394,7 @@ int run_bench(const BenchOptions& options, const bootstrap::SessionOptions& sess
     }
   }
   auto communicator = comm::make_communicator({options.backend, session_options.timeout, "gpudirect bench"}, session);
-  Runner runner(options, session, *communicator, *collective);
+  Runner runner(options, session, *communicator, comm::info_of(*collective));
   if (session.store) runner.set_hosts(session.store->all_gather("bench/hosts", session.context.hostname));
   else runner.set_hosts({session.context.hostname});
   const int status = runner.run();

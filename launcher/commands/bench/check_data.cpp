@@ -52,38 +52,28 @@ void fill_input(std::vector<char>& out, std::size_t count, DataType type, int ra
   for (std::size_t i = 0; i < count; ++i) store(out.data() + i * element, input_value(rank, first_index + i, op), type);
 }
 
-std::vector<char> expected_output(Collective c, const RowShape& shape, DataType type, ReduceOp op, int rank, int ranks, int root) {
-  const std::size_t element = comm::size_of(type);
+std::vector<char> expected_output(comm::Collective c, const RowShape& shape, DataType type, ReduceOp op, int rank, int ranks, int root) {
+  const comm::ResultRule rule = comm::info_of(c).result;
   const std::size_t count = shape.call_count;
+  const std::size_t first = rule.own_block ? static_cast<std::size_t>(rank) * count : 0;
+  if (rule.root_only && rank != root) return {};
   std::vector<char> out, block;
-  switch (c) {
-    case Collective::all_reduce:
-      return reduced(count, 0, type, op, ranks);
-    case Collective::reduce:
-      return rank == root ? reduced(count, 0, type, op, ranks) : std::vector<char>{};
-    case Collective::reduce_scatter:
-      return reduced(count, static_cast<std::size_t>(rank) * count, type, op, ranks);
-    case Collective::broadcast:
-      fill_input(out, count, type, root, op);
+  switch (rule.holds) {
+    case comm::Holds::reduction:
+      return reduced(count, first, type, op, ranks);
+    case comm::Holds::roots_input:
+      fill_input(out, count, type, root, op, first);
       return out;
-    case Collective::all_gather:
+    case comm::Holds::previous_ranks_input:
+      fill_input(out, count, type, (rank - 1 + ranks) % ranks, op, first);
+      return out;
+    case comm::Holds::every_ranks_input:  // block r of the output from rank r
       for (int r = 0; r < ranks; ++r) {
-        fill_input(block, count, type, r, op);
+        fill_input(block, count, type, r, op, first);
         out.insert(out.end(), block.begin(), block.end());
       }
-      return out;
-    case Collective::alltoall:
-      // Block r of my output is block `rank` of rank r's input.
-      for (int r = 0; r < ranks; ++r) {
-        fill_input(block, count, type, r, op, static_cast<std::size_t>(rank) * count);
-        out.insert(out.end(), block.begin(), block.end());
-      }
-      return out;
-    case Collective::sendrecv:
-      fill_input(out, count, type, (rank - 1 + ranks) % ranks, op);
       return out;
   }
-  (void)element;
   return out;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "bench/collective.hpp"
+#include "comm/collective_table.hpp"
 #include "comm/communicator.hpp"
 
 #include <cstdint>
@@ -18,8 +19,8 @@ double input_value(int rank, std::size_t index, comm::ReduceOp op);
 void fill_input(std::vector<char>& out, std::size_t count, comm::DataType type, int rank, comm::ReduceOp op,
                 std::size_t first_index = 0);
 
-// What rank `rank` must hold in its receive buffer after the collective.
-std::vector<char> expected_output(Collective c, const RowShape& shape, comm::DataType type, comm::ReduceOp op, int rank,
+// What rank `rank` must hold in its receive buffer after the collective (its row's result rule).
+std::vector<char> expected_output(comm::Collective c, const RowShape& shape, comm::DataType type, comm::ReduceOp op, int rank,
                                   int ranks, int root);
 
 // Elements of `actual` that differ (bitwise) from `expected`.

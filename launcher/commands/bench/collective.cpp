@@ -7,68 +7,14 @@
 
 namespace gpudirect::bench {
 
-std::optional<Collective> parse_collective(const std::string& raw) {
-  std::string name = raw;
-  if (name.size() > 5 && name.ends_with("_perf")) name.resize(name.size() - 5);
-  std::erase(name, '_');
-  if (name == "allreduce") return Collective::all_reduce;
-  if (name == "allgather") return Collective::all_gather;
-  if (name == "reducescatter") return Collective::reduce_scatter;
-  if (name == "broadcast" || name == "bcast") return Collective::broadcast;
-  if (name == "reduce") return Collective::reduce;
-  if (name == "alltoall") return Collective::alltoall;
-  if (name == "sendrecv") return Collective::sendrecv;
-  return std::nullopt;
-}
-
-const char* name_of(Collective c) {
-  switch (c) {
-    case Collective::all_reduce: return "all_reduce";
-    case Collective::all_gather: return "all_gather";
-    case Collective::reduce_scatter: return "reduce_scatter";
-    case Collective::broadcast: return "broadcast";
-    case Collective::reduce: return "reduce";
-    case Collective::alltoall: return "alltoall";
-    case Collective::sendrecv: return "sendrecv";
-  }
-  return "?";
-}
-
-bool is_reducing(Collective c) {
-  return c == Collective::all_reduce || c == Collective::reduce_scatter || c == Collective::reduce;
-}
-
-bool has_root(Collective c) { return c == Collective::broadcast || c == Collective::reduce; }
-
-double bus_factor(Collective c, int ranks) {
-  const double n = ranks;
-  switch (c) {
-    case Collective::all_reduce: return 2.0 * (n - 1) / n;
-    case Collective::all_gather: case Collective::reduce_scatter: case Collective::alltoall: return (n - 1) / n;
-    default: return 1.0;
-  }
-}
-
-RowShape row_shape(Collective c, std::size_t bytes, std::size_t element, int ranks) {
-  const auto n = static_cast<std::size_t>(ranks);
+RowShape row_shape(comm::Collective c, std::size_t bytes, std::size_t element, int ranks) {
+  const auto& collective = comm::info_of(c);
   RowShape shape;
-  const std::size_t total = bytes / element;
-  switch (c) {
-    case Collective::all_gather:
-    case Collective::reduce_scatter:
-    case Collective::alltoall: {
-      // The size column is the whole gathered/scattered buffer: n blocks of call_count elements.
-      shape.call_count = total / n;
-      shape.shown_count = shape.call_count * n;
-      shape.send_elements = c == Collective::all_gather ? shape.call_count : shape.call_count * n;
-      shape.recv_elements = c == Collective::reduce_scatter ? shape.call_count : shape.call_count * n;
-      break;
-    }
-    default:
-      shape.call_count = total;
-      shape.shown_count = total;
-      shape.send_elements = shape.recv_elements = total;
-  }
+  // The size column is the larger buffer: `total_blocks` blocks of call_count elements.
+  shape.call_count = bytes / element / collective.total_blocks(ranks);
+  shape.shown_count = collective.total_elements(shape.call_count, ranks);
+  shape.send_elements = collective.send_elements(shape.call_count, ranks);
+  shape.recv_elements = collective.recv_elements(shape.call_count, ranks);
   shape.shown_bytes = shape.shown_count * element;
   return shape;
 }

@@ -1,26 +1,14 @@
-// The collectives `bench` measures, with nccl-tests' byte accounting: the size column, the element
-// count per rank buffer, and the factor from algorithm bandwidth to bus bandwidth.
+// nccl-tests' byte accounting for the collectives `bench` measures (comm/collective_table.hpp): the
+// size column and the element count per rank buffer, and the sizes a run steps through.
 #pragma once
 
-#include "comm/communicator.hpp"
+#include "comm/collective_table.hpp"
 
 #include <cstddef>
-#include <optional>
 #include <string>
 #include <vector>
 
 namespace gpudirect::bench {
-
-enum class Collective { all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv };
-
-// "all_reduce", "all_reduce_perf", "allreduce" ...
-std::optional<Collective> parse_collective(const std::string& name);
-const char* name_of(Collective c);
-bool is_reducing(Collective c);
-bool has_root(Collective c);
-
-// busbw = algbw * bus_factor (all_reduce 2(n-1)/n; all_gather, reduce_scatter, alltoall (n-1)/n; else 1).
-double bus_factor(Collective c, int ranks);
 
 // For a row of `bytes` (the size column): elements per rank call (the `count` argument of the
 // Communicator call) and the elements the count column shows.
@@ -30,7 +18,7 @@ struct RowShape {
   std::size_t shown_bytes = 0;  // "size (B)" column (rounded down to whole elements)
   std::size_t send_elements = 0, recv_elements = 0;  // buffer sizes per rank
 };
-RowShape row_shape(Collective c, std::size_t bytes, std::size_t element_size, int ranks);
+RowShape row_shape(comm::Collective c, std::size_t bytes, std::size_t element_size, int ranks);
 
 // -b/-e values: "8", "64K", "1M", "8G" (powers of 1024). Throws std::invalid_argument.
 std::size_t parse_size(const std::string& text);

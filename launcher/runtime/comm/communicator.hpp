@@ -3,6 +3,7 @@
 // overlap communication with compute. Buffers are device pointers for NCCL, host pointers for
 // libfabric; `Communicator::memory()` says which. A communicator's calls complete in the order they
 // were made (NCCL: one stream; host: one worker), so waiting for a call waits for every earlier one.
+// Implementations: nccl/, and host_communicator.hpp over transport/, algorithms/ and shm/.
 #pragma once
 
 #include <cstddef>
@@ -39,7 +40,7 @@ class CommTimeout : public CommError {
   using CommError::CommError;
 };
 
-// Counts are elements per rank buffer, exactly as in nccl-tests/NCCL:
+// Counts are elements per rank buffer, exactly as in nccl-tests/NCCL (collective_table.hpp has them as data):
 //  all_reduce/broadcast/reduce: send and recv hold `count`;
 //  all_gather: send holds `count`, recv holds count*size;
 //  reduce_scatter: send holds count*size, recv holds `count`;

@@ -1,7 +1,7 @@
 #include "comm/communicator_factory.hpp"
 
 #include "comm/host_communicator.hpp"
-#include "comm/loopback_transport.hpp"
+#include "comm/transport/loopback_transport.hpp"
 
 #ifdef GPUDIRECT_HAVE_NCCL
 #include "comm/nccl/nccl_communicator.hpp"

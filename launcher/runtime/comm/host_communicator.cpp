@@ -1,6 +1,7 @@
 #include "comm/host_communicator.hpp"
 
-#include "comm/collectives.hpp"
+#include "comm/algorithms/collectives.hpp"
+#include "comm/collective_table.hpp"
 #include "gpudirect/text.hpp"
 
 #include <sys/mman.h>
@@ -69,8 +70,8 @@ struct CallDescription {
 };
 
 // A call of at most this many bytes runs in the caller's thread when nothing is queued or running:
-// handing it to the worker and back costs two thread wake-ups (about 10 us on a VM), as long as the
-// call itself; a larger call (a gradient bucket) still runs in the background so it overlaps.
+// handing it to the worker and back costs two thread wake-ups, as long as the call itself; a
+// larger call (a gradient bucket) still runs in the background so it overlaps.
 // GPUDIRECT_COMM_INLINE_BYTES changes it (0: every call on the worker), to measure.
 constexpr std::size_t kInlineCallBytes = 256 * 1024;
 
@@ -117,27 +118,27 @@ class HostCommunicator final : public Communicator {
   std::string device_description() const override { return "host memory [" + description_ + "]"; }
 
   std::unique_ptr<Request> all_reduce(const void* s, void* r, std::size_t c, DataType t, ReduceOp op) override {
-    return submit({"all_reduce", c, t, name_of(op)}, [=, this] { collectives_.all_reduce(s, r, c, t, op); });
+    return submit(describe(Collective::all_reduce, c, t, op), [=, this] { collectives_.all_reduce(s, r, c, t, op); });
   }
   std::unique_ptr<Request> all_gather(const void* s, void* r, std::size_t c, DataType t) override {
-    return submit({"all_gather", c * static_cast<std::size_t>(size()), t, nullptr}, [=, this] { collectives_.all_gather(s, r, c, t); });
+    return submit(describe(Collective::all_gather, c, t), [=, this] { collectives_.all_gather(s, r, c, t); });
   }
   std::unique_ptr<Request> reduce_scatter(const void* s, void* r, std::size_t c, DataType t, ReduceOp op) override {
-    return submit({"reduce_scatter", c * static_cast<std::size_t>(size()), t, name_of(op)}, [=, this] { collectives_.reduce_scatter(s, r, c, t, op); });
+    return submit(describe(Collective::reduce_scatter, c, t, op), [=, this] { collectives_.reduce_scatter(s, r, c, t, op); });
   }
   std::unique_ptr<Request> broadcast(const void* s, void* r, std::size_t c, DataType t, int root) override {
     check_root(root);
-    return submit({"broadcast", c, t, nullptr}, [=, this] { collectives_.broadcast(s, r, c, t, root); });
+    return submit(describe(Collective::broadcast, c, t), [=, this] { collectives_.broadcast(s, r, c, t, root); });
   }
   std::unique_ptr<Request> reduce(const void* s, void* r, std::size_t c, DataType t, ReduceOp op, int root) override {
     check_root(root);
-    return submit({"reduce", c, t, name_of(op)}, [=, this] { collectives_.reduce(s, r, c, t, op, root); });
+    return submit(describe(Collective::reduce, c, t, op), [=, this] { collectives_.reduce(s, r, c, t, op, root); });
   }
   std::unique_ptr<Request> alltoall(const void* s, void* r, std::size_t c, DataType t) override {
-    return submit({"alltoall", c * static_cast<std::size_t>(size()), t, nullptr}, [=, this] { collectives_.alltoall(s, r, c, t); });
+    return submit(describe(Collective::alltoall, c, t), [=, this] { collectives_.alltoall(s, r, c, t); });
   }
   std::unique_ptr<Request> sendrecv(const void* s, void* r, std::size_t c, DataType t) override {
-    return submit({"sendrecv", c, t, nullptr}, [=, this] { collectives_.sendrecv(s, r, c, t); });
+    return submit(describe(Collective::sendrecv, c, t), [=, this] { collectives_.sendrecv(s, r, c, t); });
   }
 
   void* allocate(std::size_t bytes) override {
@@ -179,6 +180,12 @@ class HostCommunicator final : public Communicator {
     if (const char* by_host = std::getenv("GPUDIRECT_COMM_BY_HOST"); by_host && parse_integer<int>(by_host, "GPUDIRECT_COMM_BY_HOST", 0, 1) == 0)
       tuning.by_host_bytes = CollectiveTuning::kNever;
     return tuning;
+  }
+
+  // A call's description counts the elements of its larger buffer (all of an all_gather's output).
+  CallDescription describe(Collective c, std::size_t count, DataType type, ReduceOp op = ReduceOp::sum) const {
+    const CollectiveInfo& collective = info_of(c);
+    return {collective.name, collective.total_elements(count, size()), type, collective.reduces ? name_of(op) : nullptr};
   }
 
   void check_root(int root) const {

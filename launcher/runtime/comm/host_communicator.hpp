@@ -8,9 +8,9 @@
 #include "bootstrap/launch_context.hpp"
 #include "bootstrap/store.hpp"
 #include "comm/communicator.hpp"
-#include "comm/fabric_transport.hpp"
-#include "comm/node_staging.hpp"
-#include "comm/transport.hpp"
+#include "comm/shm/node_staging.hpp"
+#include "comm/transport/fabric_transport.hpp"
+#include "comm/transport/transport.hpp"
 
 #include <chrono>
 #include <functional>

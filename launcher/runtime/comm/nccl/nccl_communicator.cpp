@@ -1,5 +1,7 @@
 #include "comm/nccl/nccl_communicator.hpp"
 
+#include "comm/collective_table.hpp"
+
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -176,23 +178,23 @@ class NcclCommunicator final : public Communicator {
 
   std::unique_ptr<Request> all_reduce(const void* s, void* r, std::size_t c, DataType t, ReduceOp op) override {
     call("ncclAllReduce", [&] { return ncclAllReduce(s, r, c, to_nccl(t), to_nccl(op), comm_, stream_); });
-    return done(describe("all_reduce", c, t, name_of(op)));
+    return done(describe(Collective::all_reduce, c, t, op));
   }
   std::unique_ptr<Request> all_gather(const void* s, void* r, std::size_t c, DataType t) override {
     call("ncclAllGather", [&] { return ncclAllGather(s, r, c, to_nccl(t), comm_, stream_); });
-    return done(describe("all_gather", c, t, nullptr));
+    return done(describe(Collective::all_gather, c, t));
   }
   std::unique_ptr<Request> reduce_scatter(const void* s, void* r, std::size_t c, DataType t, ReduceOp op) override {
     call("ncclReduceScatter", [&] { return ncclReduceScatter(s, r, c, to_nccl(t), to_nccl(op), comm_, stream_); });
-    return done(describe("reduce_scatter", c, t, name_of(op)));
+    return done(describe(Collective::reduce_scatter, c, t, op));
   }
   std::unique_ptr<Request> broadcast(const void* s, void* r, std::size_t c, DataType t, int root) override {
     call("ncclBroadcast", [&] { return ncclBroadcast(s, r, c, to_nccl(t), root, comm_, stream_); });
-    return done(describe("broadcast", c, t, nullptr));
+    return done(describe(Collective::broadcast, c, t));
   }
   std::unique_ptr<Request> reduce(const void* s, void* r, std::size_t c, DataType t, ReduceOp op, int root) override {
     call("ncclReduce", [&] { return ncclReduce(s, r, c, to_nccl(t), to_nccl(op), root, comm_, stream_); });
-    return done(describe("reduce", c, t, name_of(op)));
+    return done(describe(Collective::reduce, c, t, op));
   }
   std::unique_ptr<Request> alltoall(const void* s, void* r, std::size_t c, DataType t) override {
     const std::size_t block = c * size_of(t);
@@ -204,7 +206,7 @@ class NcclCommunicator final : public Communicator {
       }
       return ncclGroupEnd();
     });
-    return done(describe("alltoall", c, t, nullptr));
+    return done(describe(Collective::alltoall, c, t));
   }
   std::unique_ptr<Request> sendrecv(const void* s, void* r, std::size_t c, DataType t) override {
     call("sendrecv (ncclSend/ncclRecv group)", [&] {
@@ -213,7 +215,7 @@ class NcclCommunicator final : public Communicator {
       nccl_check(ncclRecv(r, c, to_nccl(t), (rank_ - 1 + size_) % size_, comm_, stream_), "ncclRecv");
       return ncclGroupEnd();
     });
-    return done(describe("sendrecv", c, t, nullptr));
+    return done(describe(Collective::sendrecv, c, t));
   }
 
   void* allocate(std::size_t bytes) override {
@@ -250,9 +252,11 @@ class NcclCommunicator final : public Communicator {
   }
 
  private:
-  static std::string describe(const char* collective, std::size_t count, DataType type, const char* op) {
-    return std::string(collective) + " of " + std::to_string(count * size_of(type)) + " bytes (" + name_of(type) +
-           (op ? std::string(" ") + op : std::string()) + ")";
+  // What the watchdog's messages call an enqueued collective; its bytes are those of `count` elements.
+  static std::string describe(Collective c, std::size_t count, DataType type, ReduceOp op = ReduceOp::sum) {
+    const CollectiveInfo& collective = info_of(c);
+    return std::string(collective.name) + " of " + std::to_string(count * size_of(type)) + " bytes (" + name_of(type) +
+           (collective.reduces ? std::string(" ") + name_of(op) : std::string()) + ")";
   }
 
   std::string seconds() const {
