@@ -58,7 +58,7 @@ endfunction()
 set(core_include ${SOURCE_DIR}/core/include)
 set(runtime ${SOURCE_DIR}/launcher/runtime)
 
-check_floor(core core SEARCH ${core_include} ALLOWED ""
+check_floor(core core SEARCH ${core_include} ${SOURCE_DIR}/core/src ALLOWED ""
             FORBIDDEN_ANGLE "CLI/" "slurm/" "nlohmann/" "nccl" "cuda")
 check_floor(runtime launcher/runtime SEARCH ${runtime} ${core_include} ALLOWED ${core_include}
             FORBIDDEN_ANGLE "CLI/" "slurm/")
