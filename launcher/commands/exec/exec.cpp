@@ -3,6 +3,7 @@
 // comes from torchrun-style variables, else from Slurm's; apply_task (task_apply.hpp), which the
 // plugin's task_init calls too, decides and applies the GPUs, NICs, CPUs and network environment;
 // then this process execs CMD.
+#include "command_errors.hpp"
 #include "command_registry.hpp"
 
 #include "bootstrap/launch_context.hpp"
@@ -99,7 +100,7 @@ std::map<std::string, std::string> task_environment(std::map<std::string, std::s
 int run_exec(const ExecOptions& options) {
   if (options.command.empty()) {
     std::fprintf(stderr, "gpudirect exec: no command: give it after --, e.g. gpudirect-launch exec -- python train.py\n");
-    return 6;
+    return kExitUsage;
   }
   PluginConfig config;
   std::string plugstack = options.plugstack;
@@ -129,7 +130,7 @@ int run_exec(const ExecOptions& options) {
   const TaskApplyResult applied = apply_task(topology, plan, input, readiness, process);
   if (applied.failure != TaskApplyResult::Failure::none) {
     std::fprintf(stderr, "gpudirect exec: %s\n", failure_message(applied).c_str());
-    return 1;
+    return kExitFailure;
   }
   const TaskSetup& setup = applied.setup;
   if (input.request.verbose) std::fprintf(stderr, "%s\n", setup.summary.c_str());
@@ -140,7 +141,7 @@ int run_exec(const ExecOptions& options) {
   std::fflush(nullptr);
   ::execvp(argv[0], argv.data());
   std::fprintf(stderr, "gpudirect exec: cannot run %s: %s\n", argv[0], std::strerror(errno));
-  return errno == ENOENT ? 127 : 126;
+  return errno == ENOENT ? kExitNotFound : kExitCannotRun;
 }
 
 }  // namespace
@@ -165,12 +166,7 @@ void register_exec(CLI::App& app, CommandContext& context) {
   exec->add_flag("--verbose", options->verbose, "print the binding line on stderr before running CMD");
   exec->add_option("command", options->command, "CMD ARGS... after --")->required();
   exec->callback([options, &context] {
-    try {
-      context.exit_code = run_exec(*options);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "gpudirect exec: %s\n", e.what());
-      context.exit_code = 1;
-    }
+    context.exit_code = run_command("gpudirect exec", [&] { return run_exec(*options); });
   });
 }
 
