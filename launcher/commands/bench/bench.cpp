@@ -9,8 +9,8 @@
 #include "bootstrap/session.hpp"
 #include "comm/communicator_factory.hpp"
 #include "gpudirect/text.hpp"
-#include "metrics/bench_metrics.hpp"
-#include "metrics/straggler.hpp"
+#include "reporting/bench_metrics.hpp"
+#include "reporting/straggler.hpp"
 
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -307,7 +307,7 @@ class Runner {
     std::fflush(stdout);
   }
 
-  // The row's slowest rank when the shared rule (metrics/straggler.hpp) names it a straggler.
+  // The row's slowest rank when the shared rule (reporting/straggler.hpp) names it a straggler.
   std::optional<metrics::SlowestRank> straggler(const Measurement& m) const {
     std::vector<double> seconds;
     for (const double us : m.rank_times) seconds.push_back(us * 1e-6);

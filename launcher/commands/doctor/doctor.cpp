@@ -2,10 +2,10 @@
 // calls), and inside a task a check that the task got what the plugin meant to give it.
 #include "command_errors.hpp"
 #include "command_registry.hpp"
+#include "plugstack_file.hpp"
 
 #include "bootstrap/launch_context.hpp"
 #include "doctor/container_check.hpp"
-#include "doctor/plugstack_file.hpp"
 #include "gpudirect/container_mounts.hpp"
 #include "gpudirect/mode_resolution.hpp"
 #include "gpudirect/net_plugin.hpp"

@@ -5,9 +5,9 @@
 // then this process execs CMD.
 #include "command_errors.hpp"
 #include "command_registry.hpp"
+#include "plugstack_file.hpp"
 
 #include "bootstrap/launch_context.hpp"
-#include "doctor/plugstack_file.hpp"
 #include "gpudirect/task_apply.hpp"
 #include "gpudirect/topology_sources.hpp"
 

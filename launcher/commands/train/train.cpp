@@ -3,14 +3,14 @@
 // backend_choice, step_reporter, progress_ticker, stop_signal) can change on its own.
 #include "command_registry.hpp"
 
-#include "backend_choice.hpp"
-#include "progress_ticker.hpp"
-#include "step_reporter.hpp"
-#include "stop_signal.hpp"
-#include "train_options.hpp"
+#include "train/backend_choice.hpp"
+#include "train/progress_ticker.hpp"
+#include "train/step_reporter.hpp"
+#include "train/stop_signal.hpp"
+#include "train/train_options.hpp"
 
 #include "bootstrap/session.hpp"
-#include "metrics/prometheus_textfile.hpp"
+#include "reporting/prometheus_textfile.hpp"
 #include "train/data_source.hpp"
 #include "train/trainer.hpp"
 
