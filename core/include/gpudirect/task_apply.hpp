@@ -21,7 +21,7 @@ class TaskProcess {
   virtual ~TaskProcess() = default;
   virtual std::optional<std::string> get_env(const std::string& name) = 0;
   virtual bool set_env(const std::string& name, const std::string& value) = 0;
-  // 0, or the errno of binding the calling thread's process to `cpus` (sched_setaffinity).
+  // 0, or the errno of binding the calling thread to `cpus` (sched_setaffinity).
   virtual int bind_cpus(const CpuSet& cpus);
 };
 
