@@ -1,5 +1,6 @@
 // gpudirect-launch: the companion binary that runs under srun, under torchrun-style launchers, or
 // standalone with --np N local ranks.
+#include "command_errors.hpp"
 #include "command_registry.hpp"
 #include "train/cpu/openmp_wait_policy.hpp"
 
@@ -41,7 +42,7 @@ int take_np(std::vector<std::string>& args) {
       return gpudirect::parse_integer<int>(value, "--np", 1, 4096);
     } catch (const std::invalid_argument& e) {
       std::fprintf(stderr, "gpudirect-launch: %s (the number of local ranks to start)\n", e.what());
-      std::exit(6);
+      std::exit(gpudirect::launcher::kExitUsage);
     }
   }
   return 0;
@@ -70,7 +71,7 @@ int main(int argc, char** argv) {
       return gpudirect::bootstrap::spawn_local_ranks(ranks, args);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "gpudirect-launch: %s\n", e.what());
-      return 1;
+      return gpudirect::launcher::kExitFailure;
     }
   }
 
@@ -103,7 +104,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(static_cast<int>(args.size()), argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 6;
+    return app.exit(e) == 0 ? 0 : gpudirect::launcher::kExitUsage;
   }
   return context.exit_code;
 }

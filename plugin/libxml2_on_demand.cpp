@@ -1,8 +1,8 @@
 // libxml2, loaded only when the plugin reads a topology file (a topology-cache miss, or an NCCL
-// topology file): linking it would load it, with the ICU and libstdc++ it needs (about 30 MB),
-// into every srun, sbatch and slurmstepd, --gpu-direct or not: about 7 ms of CPU per process on
-// the test machine (bench/plugin_hook_times). The core's calls bind to these definitions (the
-// version script keeps them private to the plugin), which forward to the real library.
+// topology file): linking it would load it, with the ICU and libstdc++ it needs, into every srun,
+// sbatch and slurmstepd, --gpu-direct or not (perf/plugin_hook_times measures the cost). The core's
+// calls bind to these definitions (the version script keeps them private to the plugin), which
+// forward to the real library.
 #include "gpudirect/topology_sources.hpp"
 
 #include <dlfcn.h>

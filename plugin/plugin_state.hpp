@@ -5,6 +5,7 @@
 #include "gpudirect/mode.hpp"
 #include "gpudirect/mode_resolution.hpp"
 #include "gpudirect/plugin_config.hpp"
+#include "gpudirect/task_apply.hpp"
 #include "gpudirect/task_setup.hpp"
 #include "gpudirect/topology.hpp"
 
@@ -23,6 +24,7 @@ struct NodeState {
   ModeDecision mode;  // resolve_mode's answer for this step on this node
   std::optional<NetworkProfile> profile;  // the step's mode's profile, read once before tasks fork
   std::optional<std::vector<std::string>> interfaces;  // the node's network interfaces (if_nameindex)
+  NodeReadiness readiness;  // RxDM, waited for once before the tasks fork (task_apply.hpp)
 };
 
 struct PluginState {
@@ -30,7 +32,7 @@ struct PluginState {
   bool option_given = false;
   ModeRequest request;                // the user's --gpu-direct; empty mode when not given
   std::optional<NodeState> node;      // loaded once per step in init_post_opt / user_init (remote)
-  std::string node_error;             // why node could not be prepared; reported from task_init
+  std::string node_error;             // why node could not be loaded; reported from task_init
   std::string step_gpus_on_node;      // SLURM_STEP_GPUS (else SLURM_JOB_GPUS) of the step, read in user_init
 };
 
@@ -49,8 +51,8 @@ int on_task_init(spank_t spank);
 // would leak GPUDIRECT_* and NCCL_* into every srun environment of the job.
 bool is_parallel_step(spank_t spank);
 
-// Loads topology and plan, resolves the mode, and waits for RxDM only when the resolved mode needs
-// it; records an error in node_error. Idempotent.
+// Loads topology and plan, resolves the mode, and waits for RxDM by the one rule of task_apply.hpp;
+// records a load error in node_error. Idempotent.
 void prepare_node();
 
 // The mode asked for (the option, else the plugstack default; may be auto): off skips everything.

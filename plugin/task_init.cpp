@@ -3,13 +3,10 @@
 // exits non-zero, which is why node-side errors are reported here.
 #include "plugin_state.hpp"
 
+#include "gpudirect/task_apply.hpp"
 #include "gpudirect/text.hpp"
 
-#include <sched.h>
-
 #include <array>
-#include <cerrno>
-#include <cstring>
 #include <optional>
 
 namespace gpudirect::plugin {
@@ -20,6 +17,36 @@ std::optional<std::string> get_env(spank_t spank, const std::string& name) {
   if (spank_getenv(spank, name.c_str(), buffer.data(), static_cast<int>(buffer.size())) != ESPANK_SUCCESS)
     return std::nullopt;
   return std::string(buffer.data());
+}
+
+// The task's process as SPANK gives it: its environment through spank_getenv/spank_setenv.
+class SpankTask final : public TaskProcess {
+ public:
+  explicit SpankTask(spank_t spank) : spank_(spank) {}
+  std::optional<std::string> get_env(const std::string& name) override { return plugin::get_env(spank_, name); }
+  bool set_env(const std::string& name, const std::string& value) override {
+    return spank_setenv(spank_, name.c_str(), value.c_str(), 1) == ESPANK_SUCCESS;
+  }
+
+ private:
+  spank_t spank_;
+};
+
+// The message for a task that could not be given its setup.
+std::string failure_message(const TaskApplyResult& applied, const std::string& host) {
+  using Failure = TaskApplyResult::Failure;
+  switch (applied.failure) {
+    case Failure::node_not_ready:
+      return "on " + host + ": the TCPXO receive-datapath manager (RxDM) is not ready: " + applied.detail +
+             "; start RxDM in the node's prolog (or check its logs), or raise rxdm_timeout= in plugstack.conf";
+    case Failure::plan: return applied.detail;
+    case Failure::set_env: return "on " + host + ": cannot set " + applied.detail + " in the task's environment";
+    case Failure::bind_cpus:
+      return "on " + host + ": cannot bind the task to CPUs " + applied.setup.binding.cpus.to_list() + ": " + applied.detail +
+             "; set cpu_bind=off in plugstack.conf if the node restricts affinity";
+    case Failure::none: break;
+  }
+  return "";
 }
 
 template <typename T>
@@ -46,10 +73,6 @@ int on_task_init(spank_t spank) {
     log_error("on " + host + ": " + (s.node_error.empty() ? std::string("node not prepared") : s.node_error));
     return -1;
   }
-  if (!s.node_error.empty()) {
-    log_error("on " + host + ": " + s.node_error);
-    return -1;
-  }
 
   TaskSetupInput input;
   input.config = s.config;
@@ -70,30 +93,13 @@ int on_task_init(spank_t spank) {
   if (auto global = get_item<std::uint32_t>(spank, S_TASK_GLOBAL_ID)) input.env["SLURM_PROCID"] = std::to_string(*global);
   if (auto count = get_item<std::uint32_t>(spank, S_JOB_LOCAL_TASK_COUNT)) input.env["SLURM_LOCAL_TASKS"] = std::to_string(*count);
 
-  TaskSetup setup;
-  try {
-    setup = plan_task(s.node->topology, s.node->plan, input);
-  } catch (const TaskSetupError& e) {
-    log_error(e.what());
+  SpankTask task(spank);
+  const TaskApplyResult applied = apply_task(s.node->topology, s.node->plan, input, s.node->readiness, task);
+  if (applied.failure != TaskApplyResult::Failure::none) {
+    log_error(failure_message(applied, host));
     return -1;
   }
-  for (const EnvAction& action : setup.env) {
-    if (auto next = apply_env_action(action, get_env(spank, action.name))) {
-      if (spank_setenv(spank, action.name.c_str(), next->c_str(), 1) != ESPANK_SUCCESS) {
-        log_error("on " + host + ": cannot set " + action.name + " in the task's environment");
-        return -1;
-      }
-    }
-  }
-  if (setup.set_affinity) {
-    CpuSet::Native native;
-    setup.binding.cpus.to_cpu_set(native);
-    if (sched_setaffinity(0, native.size, native.set) != 0) {
-      log_error("on " + host + ": cannot bind the task to CPUs " + setup.binding.cpus.to_list() + ": " +
-                std::strerror(errno) + "; set cpu_bind=off in plugstack.conf if the node restricts affinity");
-      return -1;
-    }
-  }
+  const TaskSetup& setup = applied.setup;
   const bool verbose = s.config.verbose || (s.option_given && s.request.verbose);
   if (verbose)
     slurm_spank_log("%s", setup.summary.c_str());

@@ -10,7 +10,6 @@
 
 #include "gpudirect/gpu_uuid.hpp"
 #include "gpudirect/network_interfaces.hpp"
-#include "gpudirect/readiness.hpp"
 #include "gpudirect/topology_cache.hpp"
 #include "gpudirect/topology_sources.hpp"
 
@@ -46,12 +45,7 @@ void prepare_node() {
     s.node_error = std::string("cannot read the node's topology: ") + e.what();
     return;
   }
-  if (s.node->mode.wait_for_rxdm) {
-    const ReadinessResult ready = wait_until_ready(s.config.rxdm_ready, s.config.rxdm_timeout_s);
-    if (!ready.ready)
-      s.node_error = "the TCPXO receive-datapath manager (RxDM) is not ready: " + ready.detail +
-                     "; start RxDM in the node's prolog (or check its logs), or raise rxdm_timeout= in plugstack.conf";
-  }
+  s.node->readiness = wait_for_node_readiness(s.node->mode, s.config);
 }
 
 int on_user_init(spank_t spank) {

@@ -51,27 +51,20 @@ std::string join(const std::vector<int>& values) {
   return out;
 }
 
-}  // namespace
-
-NodePlan plan_node(const Topology& topology) {
-  NodePlan plan;
-  plan.gpus.resize(topology.gpus.size());
-  for (std::size_t g = 0; g < topology.gpus.size(); ++g) {
-    plan.gpus[g].numa_node = topology.gpus[g].numa_node;
-    plan.gpus[g].local_cpus = topology.gpus[g].local_cpus;
-  }
-  const auto nic_at = [&](int n) -> const Nic& { return topology.nics[static_cast<std::size_t>(n)]; };
-  const auto gpu_at = [&](int g) -> const Gpu& { return topology.gpus[static_cast<std::size_t>(g)]; };
-
+// The best NIC kind present: the data NICs' kind.
+NicKind best_kind(const Topology& topology) {
   NicKind best = NicKind::unusable;
   for (const Nic& nic : topology.nics) best = std::max(best, nic.kind);
+  return best;
+}
 
-  // The control NIC: never RDMA or unusable; a kind below the data kind when there is one (the
-  // management port next to InfiniBand), else a NIC of the data kind on no GPU's switch (A3's
-  // enp0s12); off the GPUs' switches first, then the better kind, then the lowest bus id.
+// The control NIC: never RDMA or unusable; a kind below the data kind when there is one (the
+// management port next to InfiniBand), else a NIC of the data kind on no GPU's switch (A3's
+// enp0s12); off the GPUs' switches first, then the better kind, then the lowest bus id.
+void choose_control_nic(const Topology& topology, NicKind best, NodePlan& plan) {
   std::optional<std::tuple<int, int, int, int>> control_key;
   for (int n = 0; n < static_cast<int>(topology.nics.size()); ++n) {
-    const Nic& nic = nic_at(n);
+    const Nic& nic = topology.nics[static_cast<std::size_t>(n)];
     if (nic.kind == NicKind::unusable || nic.kind == NicKind::rdma) continue;
     const bool on_gpu_switch = nearest_shared_depth(nic.switch_path, topology.gpus) > 0;
     if (nic.kind == best && on_gpu_switch) continue;
@@ -79,37 +72,46 @@ NodePlan plan_node(const Topology& topology) {
     if (!control_key || key < *control_key) control_key = key;
   }
   if (control_key) plan.control_nic = std::get<3>(*control_key);
-  // The host NICs: the control NIC and its kind's other NICs that no GPU could use (A3 Ultra and
-  // A4 have two gVNICs next to their RDMA NICs; A3 Mega's other gVNICs are data NICs).
-  if (plan.control_nic) {
-    const NicKind control_kind = nic_at(*plan.control_nic).kind;
-    for (int n = 0; n < static_cast<int>(topology.nics.size()); ++n) {
-      const Nic& nic = nic_at(n);
-      if (nic.kind != control_kind || nearest_shared_depth(nic.switch_path, topology.gpus) > 0) continue;
-      if (n == *plan.control_nic || control_kind != best) plan.host_nics.push_back(n);
-    }
-  }
   if (topology.nics.empty())
     plan.control_note = "this node has no NICs";
   else if (!plan.control_nic)
     plan.control_note = best == NicKind::unusable
                             ? "no usable NIC (only wireless, USB or driverless functions)"
                             : "every usable NIC is an RDMA NIC or shares a PCIe switch with a GPU";
+}
 
-  // Data NICs: the best kind present, the control NIC excepted.
+// The host NICs: the control NIC and its kind's other NICs that no GPU could use (A3 Ultra and
+// A4 have two gVNICs next to their RDMA NICs; A3 Mega's other gVNICs are data NICs).
+void collect_host_nics(const Topology& topology, NicKind best, NodePlan& plan) {
+  if (!plan.control_nic) return;
+  const NicKind control_kind = topology.nics[static_cast<std::size_t>(*plan.control_nic)].kind;
+  for (int n = 0; n < static_cast<int>(topology.nics.size()); ++n) {
+    const Nic& nic = topology.nics[static_cast<std::size_t>(n)];
+    if (nic.kind != control_kind || nearest_shared_depth(nic.switch_path, topology.gpus) > 0) continue;
+    if (n == *plan.control_nic || control_kind != best) plan.host_nics.push_back(n);
+  }
+}
+
+// The NICs that may carry GPU traffic: the best kind present, the control NIC excepted.
+std::vector<int> data_nic_pool(const Topology& topology, NicKind best, const NodePlan& plan) {
   std::vector<int> pool;
   if (best != NicKind::unusable)
     for (int n = 0; n < static_cast<int>(topology.nics.size()); ++n)
-      if (nic_at(n).kind == best && plan.control_nic != n) pool.push_back(n);
-  std::vector<Nic> pool_nics;
-  for (int n : pool) pool_nics.push_back(nic_at(n));
+      if (topology.nics[static_cast<std::size_t>(n)].kind == best && plan.control_nic != n) pool.push_back(n);
+  return pool;
+}
 
+// Pairs GPUs and pool NICs under their nearest shared switch. Returns the GPUs that share no
+// switch with any pool NIC, for pair_by_numa.
+std::vector<int> pair_on_switches(const Topology& topology, const std::vector<int>& pool, NodePlan& plan) {
+  std::vector<Nic> pool_nics;
+  for (int n : pool) pool_nics.push_back(topology.nics[static_cast<std::size_t>(n)]);
   // Each device's nearest switch shared with the other kind; devices with the same one pair up.
   std::map<SwitchKey, std::vector<int>> gpus_by_switch;
   std::map<SwitchKey, std::vector<int>> nics_by_switch;
   std::vector<int> fallback_gpus;
   for (int g = 0; g < static_cast<int>(topology.gpus.size()); ++g) {
-    const auto& path = gpu_at(g).switch_path;
+    const auto& path = topology.gpus[static_cast<std::size_t>(g)].switch_path;
     const int depth = nearest_shared_depth(path, pool_nics);
     if (depth == 0)
       fallback_gpus.push_back(g);
@@ -117,28 +119,32 @@ NodePlan plan_node(const Topology& topology) {
       gpus_by_switch[prefix(path, depth)].push_back(g);
   }
   for (int n : pool) {
-    const auto& path = nic_at(n).switch_path;
+    const auto& path = topology.nics[static_cast<std::size_t>(n)].switch_path;
     const int depth = nearest_shared_depth(path, topology.gpus);
     if (depth > 0) nics_by_switch[prefix(path, depth)].push_back(n);
   }
-
   for (const auto& [key, gpus] : gpus_by_switch) {
     std::vector<int> nics = nics_by_switch[key];
     if (nics.empty()) {
       // Nested switches: this GPU's nearest NICs pair more closely with other GPUs. Share those
       // under the switch where they meet rather than call it a fallback.
       for (int n : pool)
-        if (shared_switch_depth(nic_at(n).switch_path, key) == static_cast<int>(key.size())) nics.push_back(n);
+        if (shared_switch_depth(topology.nics[static_cast<std::size_t>(n)].switch_path, key) == static_cast<int>(key.size()))
+          nics.push_back(n);
     }
     pair_in_order(gpus, nics, plan);
   }
+  return fallback_gpus;
+}
 
-  // No data NIC on the GPU's switch: the nearest data NICs by NUMA distance, then package, shared
-  // out among the fallback GPUs of that NUMA node in bus order.
+// No data NIC on the GPU's switch: the nearest data NICs by NUMA distance, then package, shared
+// out among the fallback GPUs of that NUMA node in bus order; each such GPU gets a note saying so.
+void pair_by_numa(const Topology& topology, const std::vector<int>& pool, const std::vector<int>& fallback_gpus, NodePlan& plan) {
+  const auto nic_at = [&](int n) -> const Nic& { return topology.nics[static_cast<std::size_t>(n)]; };
   std::map<int, std::vector<int>> fallback_by_numa;
-  for (int g : fallback_gpus) fallback_by_numa[gpu_at(g).numa_node].push_back(g);
+  for (int g : fallback_gpus) fallback_by_numa[topology.gpus[static_cast<std::size_t>(g)].numa_node].push_back(g);
   for (const auto& [numa, gpus] : fallback_by_numa) {
-    const int package = gpu_at(gpus.front()).package;
+    const int package = topology.gpus[static_cast<std::size_t>(gpus.front())].package;
     const auto distance_key = [&, numa = numa](int n) {  // clang 14 (fuzz preset) cannot capture a structured binding
       const Nic& nic = nic_at(n);
       const bool other_package = package >= 0 && nic.package >= 0 && nic.package != package;
@@ -172,6 +178,23 @@ NodePlan plan_node(const Topology& topology) {
       placement.nic_note = note;
     }
   }
+}
+
+}  // namespace
+
+NodePlan plan_node(const Topology& topology) {
+  NodePlan plan;
+  plan.gpus.resize(topology.gpus.size());
+  for (std::size_t g = 0; g < topology.gpus.size(); ++g) {
+    plan.gpus[g].numa_node = topology.gpus[g].numa_node;
+    plan.gpus[g].local_cpus = topology.gpus[g].local_cpus;
+  }
+  const NicKind best = best_kind(topology);
+  choose_control_nic(topology, best, plan);
+  collect_host_nics(topology, best, plan);
+  const std::vector<int> pool = data_nic_pool(topology, best, plan);
+  const std::vector<int> fallback_gpus = pair_on_switches(topology, pool, plan);
+  pair_by_numa(topology, pool, fallback_gpus, plan);
 
   for (const auto& placement : plan.gpus)
     plan.data_nics.insert(plan.data_nics.end(), placement.nics.begin(), placement.nics.end());

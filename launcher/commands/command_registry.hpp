@@ -1,8 +1,9 @@
 // Every subcommand of gpudirect-launch registers itself here, the same way: one folder under
-// commands/ (bench/, doctor/, rendezvous_check/; train/, health/, exec/ go next to them) with a
-// register_X function, and one line in command_registry.cpp. main.cpp owns the CLI11 app and the
-// options shared by every command, and passes them down as plain structs; the runtime floor below
-// never sees CLI11.
+// commands/ (bench/, doctor/, exec/, health/, rendezvous_check/, train/) with a register_X
+// function, and one line in command_registry.cpp. Code several commands use sits in commands/
+// itself; a command never includes another's files (tests/floors). main.cpp owns the CLI11 app and
+// the options shared by every command, and passes them down as plain structs; the floors below
+// never see CLI11.
 #pragma once
 
 #include "bootstrap/session.hpp"

@@ -31,7 +31,7 @@ cluster() { "$SRC/scripts/local-cluster.sh" "$@" --dir "$CLUSTER_DIR" 9>&-; }
 base_args() { echo "default=off topology=$TOPOLOGY lib_dir=$LIB_DIR profile_dir=$SRC/profiles $*"; }
 cluster_up() { cluster up --plugin "$PLUGIN" --plugin-args "$(base_args "$@")" >/dev/null || { echo "cluster did not start"; exit 1; }; }
 set_plugin_args() { cluster plugin --plugin "$PLUGIN" --plugin-args "$*" >/dev/null; }
-# An empty plugstack.conf: slurmstepd loads no plugin at all (the baseline of bench/launch_overhead.sh).
+# An empty plugstack.conf: slurmstepd loads no plugin at all (the baseline of perf/launch_overhead.sh).
 empty_plugstack() { cluster plugin >/dev/null; }
 finish() {
   cluster down >/dev/null 2>&1

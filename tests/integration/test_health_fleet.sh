@@ -4,7 +4,7 @@
 # namespaces), two of those paired with each other in the first pass. The sweep must name exactly
 # those three, drain them and leave the 61 others in service; its second pass must run the suspects'
 # pairs with good nodes all at once, not one by one. Then, the limits gone, --resume must put the
-# three back. (bench/health_sweep_scaling.sh measures the sweep at 8-64 nodes and --groups.)
+# three back. (perf/health_sweep_scaling.sh measures the sweep at 8-64 nodes and --groups.)
 source "$(dirname "$0")/lib.sh"
 
 NODES=64

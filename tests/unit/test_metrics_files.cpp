@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "metrics/bench_metrics.hpp"
-#include "metrics/train_metrics.hpp"
+#include "reporting/bench_metrics.hpp"
+#include "reporting/train_metrics.hpp"
 
 using namespace gpudirect::launcher::metrics;
 using Catch::Contains;

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "metrics/prometheus_textfile.hpp"
+#include "reporting/prometheus_textfile.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "metrics/straggler.hpp"
+#include "reporting/straggler.hpp"
 
 #include <cmath>
 

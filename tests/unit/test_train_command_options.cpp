@@ -5,6 +5,7 @@
 
 #include "train/train_options.hpp"
 
+using namespace gpudirect::launcher;
 using namespace gpudirect::launcher::train_command;
 
 TEST_CASE("train options: bad combinations are usage errors naming the option", "[train][command]") {

@@ -1,6 +1,7 @@
 // `gpudirect-launch bench COLLECTIVE`: nccl-tests' flags, table and footers (so existing parsing
 // scripts work), over NCCL on GPUs or libfabric on host memory, plus JSON output, a pass/fail
 // threshold, the slowest rank named when it is a straggler, and a Prometheus metrics file.
+#include "command_errors.hpp"
 #include "command_registry.hpp"
 
 #include "bench/check_data.hpp"
@@ -9,8 +10,8 @@
 #include "comm/collective_table.hpp"
 #include "comm/communicator_factory.hpp"
 #include "gpudirect/text.hpp"
-#include "metrics/bench_metrics.hpp"
-#include "metrics/straggler.hpp"
+#include "reporting/bench_metrics.hpp"
+#include "reporting/straggler.hpp"
 
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -28,9 +29,6 @@ namespace {
 
 using comm::DataType;
 using comm::ReduceOp;
-
-// nccl-tests' exit codes.
-constexpr int kExitCuda = 2, kExitComm = 3, kExitTimeout = 4, kExitUsage = 6, kExitWrong = 7;
 
 struct BenchOptions {
   std::string collective;
@@ -53,11 +51,6 @@ const std::vector<std::pair<std::string, DataType>> kTypes{
     {"uint64", DataType::uint64}};
 const std::vector<std::pair<std::string, ReduceOp>> kOps{
     {"sum", ReduceOp::sum}, {"prod", ReduceOp::prod}, {"min", ReduceOp::min}, {"max", ReduceOp::max}, {"avg", ReduceOp::avg}};
-
-class UsageError : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
 
 template <typename T>
 std::vector<std::pair<std::string, T>> select(const std::string& wanted, const std::vector<std::pair<std::string, T>>& all,
@@ -302,7 +295,7 @@ class Runner {
     std::fflush(stdout);
   }
 
-  // The row's slowest rank when the shared rule (metrics/straggler.hpp) names it a straggler.
+  // The row's slowest rank when the shared rule (reporting/straggler.hpp) names it a straggler.
   std::optional<metrics::SlowestRank> straggler(const Measurement& m) const {
     std::vector<double> seconds;
     for (const double us : m.rank_times) seconds.push_back(us * 1e-6);
@@ -403,6 +396,16 @@ int run_bench(const BenchOptions& options, const bootstrap::SessionOptions& sess
   return status;
 }
 
+// nccl-tests' exit code for what ended the run: usage, a peer that failed, a timeout, CUDA.
+int bench_exit_code(const std::exception& e) {
+  if (dynamic_cast<const std::invalid_argument*>(&e)) return kExitUsage;  // UsageError is one
+  if (dynamic_cast<const bootstrap::PeerFailure*>(&e)) return kExitComm;
+  if (dynamic_cast<const bootstrap::StoreError*>(&e)) return kExitTimeout;
+  if (dynamic_cast<const comm::CommTimeout*>(&e)) return kExitTimeout;
+  if (dynamic_cast<const comm::CommError*>(&e)) return std::string_view(e.what()).starts_with("CUDA") ? kExitCuda : kExitComm;
+  return kExitComm;
+}
+
 }  // namespace
 
 void register_bench(CLI::App& app, CommandContext& context) {
@@ -435,31 +438,7 @@ void register_bench(CLI::App& app, CommandContext& context) {
                     "rank 0 writes the results in the Prometheus text format for node_exporter's textfile collector "
                     "(gpudirect_bench_* gauges; a PATH ending in .prom in --collector.textfile.directory), replaced atomically");
   bench->callback([o, &context] {
-    int& exit_code = context.exit_code;
-    try {
-      exit_code = run_bench(*o, context.session);
-    } catch (const UsageError& e) {
-      std::fprintf(stderr, "gpudirect bench: %s\n", e.what());
-      exit_code = kExitUsage;
-    } catch (const std::invalid_argument& e) {
-      std::fprintf(stderr, "gpudirect bench: %s\n", e.what());
-      exit_code = kExitUsage;
-    } catch (const bootstrap::PeerFailure& e) {
-      std::fprintf(stderr, "gpudirect bench: %s\n", e.what());
-      exit_code = kExitComm;
-    } catch (const bootstrap::StoreError& e) {
-      std::fprintf(stderr, "gpudirect bench: %s\n", e.what());
-      exit_code = kExitTimeout;
-    } catch (const comm::CommTimeout& e) {
-      std::fprintf(stderr, "gpudirect bench: %s\n", e.what());
-      exit_code = kExitTimeout;
-    } catch (const comm::CommError& e) {
-      std::fprintf(stderr, "gpudirect bench: %s\n", e.what());
-      exit_code = std::string(e.what()).rfind("CUDA", 0) == 0 ? kExitCuda : kExitComm;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "gpudirect bench: %s\n", e.what());
-      exit_code = kExitComm;
-    }
+    context.exit_code = run_command("gpudirect bench", [&] { return run_bench(*o, context.session); }, bench_exit_code);
   });
 }
 

@@ -1,10 +1,11 @@
 // `gpudirect-launch doctor`: the node's binding table exactly as the plugin computes it (same core
 // calls), and inside a task a check that the task got what the plugin meant to give it.
+#include "command_errors.hpp"
 #include "command_registry.hpp"
+#include "plugstack_file.hpp"
 
 #include "bootstrap/launch_context.hpp"
 #include "doctor/container_check.hpp"
-#include "doctor/plugstack_file.hpp"
 #include "gpudirect/container_mounts.hpp"
 #include "gpudirect/mode_resolution.hpp"
 #include "gpudirect/net_plugin.hpp"
@@ -168,7 +169,7 @@ int check_task(const Topology& topology, const NodePlan& plan, const PluginConfi
   } else {
     for (const auto& problem : problems) std::printf("gpudirect doctor: %s: MISMATCH: %s\n", who.c_str(), problem.c_str());
   }
-  return problems.empty() ? 0 : 1;
+  return problems.empty() ? kExitOk : kExitFailure;
 }
 
 // --container-mounts / --container-library-path: what a container needs for the mode asked with
@@ -203,7 +204,7 @@ int print_container_needs(const DoctorOptions& options, const PluginConfig& conf
   if (needs.mounts.empty() && options.container_mounts == "pyxis")
     std::fprintf(stderr, "gpudirect doctor: mode %s needs no container mounts%s\n", std::string(to_string(mode)).c_str(),
                  options.mode.empty() && !env.count("GPUDIRECT_MODE") ? " (the plugstack default; give --mode MODE)" : "");
-  return 0;
+  return kExitOk;
 }
 
 int run_doctor(const DoctorOptions& options) {
@@ -227,7 +228,7 @@ int run_doctor(const DoctorOptions& options) {
   const bool in_task = env.count("GPUDIRECT_MODE") > 0;
   if (options.check && !in_task) {
     std::fprintf(stderr, "gpudirect doctor: --check needs a task started with srun --gpu-direct (GPUDIRECT_MODE is not set)\n");
-    return 1;
+    return kExitFailure;
   }
   nlohmann::json json;
   int status = 0;
@@ -270,12 +271,7 @@ void register_doctor(CLI::App& app, CommandContext& context) {
                    "print the directories the mode's profile puts first in LD_LIBRARY_PATH (for the enroot hook)")
       ->excludes(mounts);
   doctor->callback([options, &context] {
-    try {
-      context.exit_code = run_doctor(*options);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "gpudirect doctor: %s\n", e.what());
-      context.exit_code = 1;
-    }
+    context.exit_code = run_command("gpudirect doctor", [&] { return run_doctor(*options); });
   });
 }
 

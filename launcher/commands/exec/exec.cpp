@@ -1,17 +1,16 @@
 // `gpudirect-launch exec [--mode M] [--topology F] -- CMD ARGS...`: the plugin's binding for one
 // process (GKE JobSet pods, Vertex AI custom jobs, torchrun workers, srun tasks). The local rank
-// comes from torchrun-style variables, else from Slurm's; plan_task, the function the plugin calls
-// in task_init, decides the GPUs, NICs, CPUs and network environment; then this process takes them
-// and execs CMD.
+// comes from torchrun-style variables, else from Slurm's; apply_task (task_apply.hpp), which the
+// plugin's task_init calls too, decides and applies the GPUs, NICs, CPUs and network environment;
+// then this process execs CMD.
+#include "command_errors.hpp"
 #include "command_registry.hpp"
+#include "plugstack_file.hpp"
 
 #include "bootstrap/launch_context.hpp"
-#include "doctor/plugstack_file.hpp"
-#include "gpudirect/readiness.hpp"
-#include "gpudirect/task_setup.hpp"
+#include "gpudirect/task_apply.hpp"
 #include "gpudirect/topology_sources.hpp"
 
-#include <sched.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -39,6 +39,35 @@ std::string host_name() {
   char name[256] = {};
   if (::gethostname(name, sizeof name - 1) != 0) return "unknown-host";
   return name;
+}
+
+// This process, as exec gives it its setup before it execs CMD.
+class ThisProcess final : public TaskProcess {
+ public:
+  std::optional<std::string> get_env(const std::string& name) override {
+    const char* value = std::getenv(name.c_str());
+    return value ? std::optional<std::string>(value) : std::nullopt;
+  }
+  bool set_env(const std::string& name, const std::string& value) override {
+    return ::setenv(name.c_str(), value.c_str(), 1) == 0;
+  }
+};
+
+// The message for a setup exec could not apply (the plugin words its own for slurmstepd's log).
+std::string failure_message(const TaskApplyResult& applied) {
+  using Failure = TaskApplyResult::Failure;
+  switch (applied.failure) {
+    case Failure::node_not_ready:
+      return "the TCPXO receive-datapath manager (RxDM) is not ready: " + applied.detail +
+             "; start the RxDM sidecar (its startup probe) first, or raise rxdm_timeout=";
+    case Failure::plan: return applied.detail;
+    case Failure::set_env: return "cannot set " + applied.detail + " in the environment";
+    case Failure::bind_cpus:
+      return "cannot bind to CPUs " + applied.setup.binding.cpus.to_list() + ": " + applied.detail +
+             "; run with cpu_bind=off in the plugstack line";
+    case Failure::none: break;
+  }
+  return "";
 }
 
 // Who this process is: under torchrun (or a pod that sets LOCAL_RANK) torchrun's names
@@ -71,7 +100,7 @@ std::map<std::string, std::string> task_environment(std::map<std::string, std::s
 int run_exec(const ExecOptions& options) {
   if (options.command.empty()) {
     std::fprintf(stderr, "gpudirect exec: no command: give it after --, e.g. gpudirect-launch exec -- python train.py\n");
-    return 6;
+    return kExitUsage;
   }
   PluginConfig config;
   std::string plugstack = options.plugstack;
@@ -94,36 +123,16 @@ int run_exec(const ExecOptions& options) {
 
   const Topology topology = config.topology.empty() ? load_live_topology() : load_topology_file(config.topology);
   const NodePlan plan = plan_node(topology);
-  TaskSetup setup;
-  try {
-    setup = plan_task(topology, plan, input);
-  } catch (const TaskSetupError& e) {
-    std::fprintf(stderr, "gpudirect exec: %s\n", e.what());
-    return 1;
+  // The plugin's rule and order: RxDM is waited for when the resolved mode needs it, before the plan.
+  const NodeReadiness readiness =
+      wait_for_node_readiness(resolve_mode(input.request, config, topology, input.facts), config);
+  ThisProcess process;
+  const TaskApplyResult applied = apply_task(topology, plan, input, readiness, process);
+  if (applied.failure != TaskApplyResult::Failure::none) {
+    std::fprintf(stderr, "gpudirect exec: %s\n", failure_message(applied).c_str());
+    return kExitFailure;
   }
-  // As the plugin does before any task starts: TCPXO needs the receive-datapath manager up.
-  if (setup.mode == Mode::tcpxo && !config.rxdm_ready.empty()) {
-    const ReadinessResult ready = wait_until_ready(config.rxdm_ready, config.rxdm_timeout_s);
-    if (!ready.ready) {
-      std::fprintf(stderr, "gpudirect exec: the TCPXO receive-datapath manager (RxDM) is not ready: %s; start the RxDM "
-                   "sidecar (its startup probe) first, or raise rxdm_timeout=\n", ready.detail.c_str());
-      return 1;
-    }
-  }
-  for (const EnvAction& action : setup.env) {
-    const char* current = std::getenv(action.name.c_str());
-    if (auto next = apply_env_action(action, current ? std::optional<std::string>(current) : std::nullopt))
-      ::setenv(action.name.c_str(), next->c_str(), 1);
-  }
-  if (setup.set_affinity) {
-    CpuSet::Native native;
-    setup.binding.cpus.to_cpu_set(native);
-    if (sched_setaffinity(0, native.size, native.set) != 0) {
-      std::fprintf(stderr, "gpudirect exec: cannot bind to CPUs %s: %s; run with cpu_bind=off in the plugstack line\n",
-                   setup.binding.cpus.to_list().c_str(), std::strerror(errno));
-      return 1;
-    }
-  }
+  const TaskSetup& setup = applied.setup;
   if (input.request.verbose) std::fprintf(stderr, "%s\n", setup.summary.c_str());
 
   std::vector<char*> argv;
@@ -132,7 +141,7 @@ int run_exec(const ExecOptions& options) {
   std::fflush(nullptr);
   ::execvp(argv[0], argv.data());
   std::fprintf(stderr, "gpudirect exec: cannot run %s: %s\n", argv[0], std::strerror(errno));
-  return errno == ENOENT ? 127 : 126;
+  return errno == ENOENT ? kExitNotFound : kExitCannotRun;
 }
 
 }  // namespace
@@ -157,12 +166,7 @@ void register_exec(CLI::App& app, CommandContext& context) {
   exec->add_flag("--verbose", options->verbose, "print the binding line on stderr before running CMD");
   exec->add_option("command", options->command, "CMD ARGS... after --")->required();
   exec->callback([options, &context] {
-    try {
-      context.exit_code = run_exec(*options);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "gpudirect exec: %s\n", e.what());
-      context.exit_code = 1;
-    }
+    context.exit_code = run_command("gpudirect exec", [&] { return run_exec(*options); });
   });
 }
 

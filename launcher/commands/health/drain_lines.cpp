@@ -1,15 +1,6 @@
 #include "health/drain_lines.hpp"
 
-#include <cstdio>
-
 namespace gpudirect::launcher::health {
-
-std::string short_number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3g", value);
-  return text;
-}
-
 namespace {
 
 // Slurm stores the reason as given; a quote or a control byte would break the printed line.

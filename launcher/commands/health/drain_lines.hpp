@@ -3,6 +3,7 @@
 #pragma once
 
 #include "health/sweep_run.hpp"
+#include "number_text.hpp"
 
 #include <string>
 #include <string_view>
@@ -16,9 +17,6 @@ inline constexpr std::string_view kReasonPrefix = "gpudirect health:";
 // "gpudirect health: all_gather 0.41 GB/s with node2, threshold 1.2", or "... all_gather failed
 // with node2 (exit 3)" / "... timed out after 60 s with node2". No double quotes (they would end
 // the quoted reason).
-// A bandwidth or threshold with 3 significant digits, as reasons and the report print them.
-std::string short_number(double value);
-
 std::string drain_reason(const SweepRun& run, const std::string& node, double threshold);
 
 // scontrol's argument vector and the same as one line to copy into a shell.

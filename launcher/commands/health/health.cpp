@@ -3,6 +3,7 @@
 // pair next to a node that passed; names the bad nodes, prints (or runs) their drain lines, and
 // writes the table, JSON and an SVG heat map. Slurm is the engine; the logic is in the files next
 // to this one.
+#include "command_errors.hpp"
 #include "command_registry.hpp"
 
 #include "gpudirect/hostlist.hpp"
@@ -17,6 +18,7 @@
 #include "health/sweep_report.hpp"
 #include "health/threshold.hpp"
 #include "health/verdicts.hpp"
+#include "number_text.hpp"
 
 #include <unistd.h>
 
@@ -37,14 +39,6 @@ namespace {
 
 using namespace health;
 
-// The launcher's codes: 0 ok, 1 failure, 6 usage; 7 as bench's "measured under the threshold".
-constexpr int kExitFailure = 1, kExitUsage = 6, kExitBadNodes = 7;
-
-class UsageError : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
-
 struct HealthOptions {
   std::string partition, nodelist;
   JobOptions job;
@@ -58,12 +52,6 @@ struct HealthOptions {
 void progress(const std::string& line) {
   std::fprintf(stderr, "gpudirect health: %s\n", line.c_str());
   std::fflush(stderr);
-}
-
-std::string number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3g", value);
-  return text;
 }
 
 std::optional<std::string> read_text(const std::string& path) {
@@ -134,8 +122,8 @@ class Sweep {
           SweepRun run = judge_job(batch[i], phase, end.exit_code, end.timed_out, end.seconds, read_text(jobs[i].log_path).value_or(""),
                                    read_text(json_paths[i]));
           progress(std::string(to_string(phase)) + ": " + kind + " " + join(batch[i], "+") + " " +
-                   (run.outcome == Outcome::measured ? "busbw " + number(run.busbw) + " GB/s" : std::string(to_string(run.outcome))) +
-                   " in " + number(end.seconds) + " s" + (run.detail.empty() ? "" : " (" + run.detail + ")"));
+                   (run.outcome == Outcome::measured ? "busbw " + short_number(run.busbw) + " GB/s" : std::string(to_string(run.outcome))) +
+                   " in " + short_number(end.seconds) + " s" + (run.detail.empty() ? "" : " (" + run.detail + ")"));
           runs_.push_back(std::move(run));
         });
     (void)ends;
@@ -252,7 +240,7 @@ int sweep_and_report(const HealthOptions& o, const std::string& work_dir, const 
   SweepResult result;
   result.threshold = choose_threshold(given, o.machine_type, o.median_factor, sweep.runs());
   result.machine_type = o.machine_type;
-  progress("threshold " + number(result.threshold.gbps) + " GB/s (" + result.threshold.source + ")");
+  progress("threshold " + short_number(result.threshold.gbps) + " GB/s (" + result.threshold.source + ")");
 
   // Second pass: each suspect (and an odd node out) next to a node that passed.
   auto verdicts = judge_nodes(usable, sweep.runs(), result.threshold.gbps);
@@ -325,7 +313,7 @@ int sweep_and_report(const HealthOptions& o, const std::string& work_dir, const 
     return kExitFailure;
   }
   progress("all " + std::to_string(usable.size()) + " swept nodes passed");
-  return 0;
+  return kExitOk;
 }
 
 }  // namespace
@@ -376,15 +364,7 @@ void register_health(CLI::App& app, CommandContext& context) {
                    "a maintenance reservation (--srun-arg=--reservation=NAME)");
   health->callback([o, &context] {
     o->job.bench_timeout_s = std::chrono::duration<double>(context.session.timeout).count();
-    try {
-      context.exit_code = run_health(*o);
-    } catch (const UsageError& e) {
-      std::fprintf(stderr, "gpudirect health: %s\n", e.what());
-      context.exit_code = kExitUsage;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "gpudirect health: %s\n", e.what());
-      context.exit_code = kExitFailure;
-    }
+    context.exit_code = run_command("gpudirect health", [&] { return run_health(*o); });
   });
 }
 

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "health/sweep_report.hpp"
-#include "metrics/prometheus_textfile.hpp"
+#include "reporting/prometheus_textfile.hpp"
 
 namespace gpudirect::launcher::health {
 

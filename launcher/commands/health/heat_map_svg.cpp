@@ -1,5 +1,7 @@
 #include "health/heat_map_svg.hpp"
 
+#include "number_text.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -20,12 +22,6 @@ std::string escape(const std::string& text) {
     }
   }
   return out;
-}
-
-std::string number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3g", value);
-  return text;
 }
 
 // ratio = busbw / threshold: under 1 red (darker the lower), from 1 to 1.5 yellow to green.
@@ -55,9 +51,9 @@ RunLook look(const SweepRun& run, double threshold) {
   for (const std::string& node : run.nodes) names += (names.empty() ? "" : " + ") + node;
   RunLook out;
   out.fill = measured ? colour(threshold > 0 ? run.busbw / threshold : 1) : "#303030";
-  out.tip = names + ": " + (measured ? number(run.busbw) + " GB/s" : std::string(to_string(run.outcome)) + (run.detail.empty() ? "" : " (" + run.detail + ")")) +
+  out.tip = names + ": " + (measured ? short_number(run.busbw) + " GB/s" : std::string(to_string(run.outcome)) + (run.detail.empty() ? "" : " (" + run.detail + ")")) +
             " (" + to_string(run.phase) + ")";
-  out.label = measured ? number(run.busbw) : std::string("x ") + to_string(run.outcome);
+  out.label = measured ? short_number(run.busbw) : std::string("x ") + to_string(run.outcome);
   out.dark_text = measured && run.busbw >= threshold;
   return out;
 }
@@ -157,7 +153,7 @@ std::string heat_map_svg(const std::vector<NodeVerdict>& nodes, const std::vecto
 
   // Colour scale: 0 .. threshold .. 1.5 x threshold.
   const int scale_w = 300;
-  svg << "<text x=\"" << left << "\" y=\"" << scale_y - 8 << "\">all_gather bus bandwidth, GB/s (threshold " << escape(number(threshold))
+  svg << "<text x=\"" << left << "\" y=\"" << scale_y - 8 << "\">all_gather bus bandwidth, GB/s (threshold " << escape(short_number(threshold))
       << "; dark x: the job failed or timed out; hover for the numbers)</text>\n";
   for (int k = 0; k < 30; ++k) {
     const double ratio = 1.5 * k / 29.0;
@@ -166,7 +162,7 @@ std::string heat_map_svg(const std::vector<NodeVerdict>& nodes, const std::vecto
   }
   for (const double ratio : {0.0, 1.0, 1.5})
     svg << "<text x=\"" << left + static_cast<int>(ratio / 1.5 * scale_w) << "\" y=\"" << scale_y + 32 << "\" text-anchor=\"middle\">"
-        << escape(number(ratio * threshold)) << "</text>\n";
+        << escape(short_number(ratio * threshold)) << "</text>\n";
   svg << "</svg>\n";
   return svg.str();
 }

@@ -1,6 +1,7 @@
 #include "health/pair_job.hpp"
 
 #include "gpudirect/text.hpp"
+#include "number_text.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -9,12 +10,6 @@
 
 namespace gpudirect::launcher::health {
 namespace {
-
-std::string number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", value);
-  return text;
-}
 
 // The line of the log that says why the job failed, for the table and the drain reason: the
 // launcher's own first report (it names the rank and host), else srun's last error.
@@ -45,7 +40,7 @@ std::vector<std::string> srun_command(const std::vector<std::string>& nodes, con
   if (o.gpus_per_task > 0) argv.push_back("--gpus-per-task=" + std::to_string(o.gpus_per_task));
   if (!o.gpu_direct.empty()) argv.push_back("--gpu-direct=" + o.gpu_direct);
   argv.insert(argv.end(), o.srun_args.begin(), o.srun_args.end());
-  for (const std::string& item : {o.launcher, std::string("--timeout"), number(o.bench_timeout_s), std::string("bench"), std::string("all_gather"),
+  for (const std::string& item : {o.launcher, std::string("--timeout"), plain_number(o.bench_timeout_s), std::string("bench"), std::string("all_gather"),
                                   std::string("-b"), o.min_bytes, std::string("-e"), o.max_bytes, std::string("-f"), o.step_factor,
                                   std::string("-n"), std::to_string(o.iters), std::string("-w"), std::to_string(o.warmup)})
     argv.push_back(item);
@@ -105,7 +100,7 @@ SweepRun judge_job(std::vector<std::string> nodes, Phase phase, int exit_code, b
   run.seconds = seconds;
   if (timed_out) {
     run.outcome = waited_for_resources(log) ? Outcome::not_started : Outcome::timed_out;
-    run.detail = run.outcome == Outcome::not_started ? "still queued for the nodes (busy?)" : "killed after " + number(std::round(seconds)) + " s";
+    run.detail = run.outcome == Outcome::not_started ? "still queued for the nodes (busy?)" : "killed after " + plain_number(std::round(seconds)) + " s";
     return run;
   }
   std::optional<BenchResult> result;

@@ -1,5 +1,7 @@
 #include "health/threshold.hpp"
 
+#include "number_text.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -12,12 +14,6 @@ namespace {
 constexpr std::array<std::pair<std::string_view, double>, 4> kMachineTypes{{
     {"a3-highgpu-8g", 60}, {"a3-megagpu-8g", 150}, {"a3-ultragpu-8g", 250}, {"a4-highgpu-8g", 250}}};
 
-std::string format_gbps(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3g", value);
-  return text;
-}
-
 }  // namespace
 
 std::optional<double> machine_type_threshold(std::string_view machine_type) {
@@ -28,7 +24,7 @@ std::optional<double> machine_type_threshold(std::string_view machine_type) {
 
 std::string known_machine_types() {
   std::string out;
-  for (const auto& [name, gbps] : kMachineTypes) out += (out.empty() ? "" : ", ") + std::string(name) + " (" + format_gbps(gbps) + " GB/s)";
+  for (const auto& [name, gbps] : kMachineTypes) out += (out.empty() ? "" : ", ") + std::string(name) + " (" + short_number(gbps) + " GB/s)";
   return out;
 }
 
@@ -51,7 +47,7 @@ Threshold choose_threshold(std::optional<double> given, const std::string& machi
     return {*known, machine_type};
   }
   const double median = median_busbw(runs);
-  return {factor * median, format_gbps(factor) + " x the median " + format_gbps(median) + " GB/s"};
+  return {factor * median, short_number(factor) + " x the median " + short_number(median) + " GB/s"};
 }
 
 }  // namespace gpudirect::launcher::health

@@ -1,5 +1,6 @@
 // `gpudirect-launch rendezvous-check`: connects every rank through the rendezvous and prints who is
 // where, so a job's wiring (ranks, hosts, local ranks, ports) can be checked before a long run.
+#include "command_errors.hpp"
 #include "command_registry.hpp"
 
 #include "bootstrap/session.hpp"
@@ -11,8 +12,7 @@ namespace gpudirect::launcher {
 void register_rendezvous_check(CLI::App& app, CommandContext& context) {
   CLI::App* check = app.add_subcommand("rendezvous-check", "Connect every rank through the rendezvous and print rank, host and local rank from rank 0");
   check->callback([&context] {
-    int& exit_code = context.exit_code;
-    try {
+    context.exit_code = run_command("gpudirect-launch rendezvous-check", [&] {
       bootstrap::Session session = bootstrap::open_session(context.session);
       const auto& c = session.context;
       const std::string me = std::to_string(c.rank) + " " + c.hostname + " " + std::to_string(c.local_rank) + "/" + std::to_string(c.local_size);
@@ -22,11 +22,8 @@ void register_rendezvous_check(CLI::App& app, CommandContext& context) {
         for (const auto& line : all) std::printf("%s\n", line.c_str());
       }
       if (session.store) session.store->barrier("rendezvous-check/end");
-      exit_code = 0;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "gpudirect-launch rendezvous-check: %s\n", e.what());
-      exit_code = 1;
-    }
+      return kExitOk;
+    });
   });
 }
 

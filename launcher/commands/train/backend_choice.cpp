@@ -1,4 +1,4 @@
-#include "backend_choice.hpp"
+#include "train/backend_choice.hpp"
 
 #include "comm/communicator_factory.hpp"
 #include "train/cpu/cpu_model.hpp"

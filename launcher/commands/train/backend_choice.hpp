@@ -3,7 +3,7 @@
 // peak FLOP/s that MFU is measured against.
 #pragma once
 
-#include "train_options.hpp"
+#include "train/train_options.hpp"
 
 #include "bootstrap/session.hpp"
 #include "comm/communicator.hpp"

@@ -1,4 +1,4 @@
-#include "progress_ticker.hpp"
+#include "train/progress_ticker.hpp"
 
 #include <cstdio>
 

@@ -1,6 +1,6 @@
-#include "step_reporter.hpp"
+#include "train/step_reporter.hpp"
 
-#include "metrics/straggler.hpp"
+#include "reporting/straggler.hpp"
 #include "train/peak_flops.hpp"
 
 #include <nlohmann/json.hpp>

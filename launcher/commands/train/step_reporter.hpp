@@ -4,10 +4,10 @@
 // step times, because the end-of-run decisions (the last checkpoint) must agree on all ranks.
 #pragma once
 
-#include "train_options.hpp"
+#include "train/train_options.hpp"
 
 #include "bootstrap/launch_context.hpp"
-#include "metrics/train_metrics.hpp"
+#include "reporting/train_metrics.hpp"
 #include "train/gpt_config.hpp"
 #include "train/step_result.hpp"
 

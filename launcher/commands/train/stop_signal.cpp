@@ -1,4 +1,4 @@
-#include "stop_signal.hpp"
+#include "train/stop_signal.hpp"
 
 #include <signal.h>
 

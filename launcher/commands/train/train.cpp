@@ -3,14 +3,14 @@
 // backend_choice, step_reporter, progress_ticker, stop_signal) can change on its own.
 #include "command_registry.hpp"
 
-#include "backend_choice.hpp"
-#include "progress_ticker.hpp"
-#include "step_reporter.hpp"
-#include "stop_signal.hpp"
-#include "train_options.hpp"
+#include "train/backend_choice.hpp"
+#include "train/progress_ticker.hpp"
+#include "train/step_reporter.hpp"
+#include "train/stop_signal.hpp"
+#include "train/train_options.hpp"
 
 #include "bootstrap/session.hpp"
-#include "metrics/prometheus_textfile.hpp"
+#include "reporting/prometheus_textfile.hpp"
 #include "train/data_source.hpp"
 #include "train/trainer.hpp"
 
@@ -168,16 +168,7 @@ void register_train(CLI::App& app, CommandContext& context) {
   cmd->add_option("--bucket-mib", o->bucket_mib, "gradient bucket size in MiB (default 25, as PyTorch DDP)");
   cmd->add_option("--first-bucket-mib", o->first_bucket_mib, "size of the first (last layers') bucket in MiB (default 1)");
   cmd->callback([o, &context] {
-    int& exit_code = context.exit_code;
-    try {
-      exit_code = train_command::run_train(*o, context.session);
-    } catch (const train_command::UsageError& e) {
-      std::fprintf(stderr, "gpudirect train: %s\n", e.what());
-      exit_code = train_command::kExitUsage;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "gpudirect train: %s\n", e.what());
-      exit_code = train_command::kExitFailure;
-    }
+    context.exit_code = run_command("gpudirect train", [&] { return train_command::run_train(*o, context.session); });
   });
 }
 

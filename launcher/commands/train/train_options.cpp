@@ -1,4 +1,4 @@
-#include "train_options.hpp"
+#include "train/train_options.hpp"
 
 #include <algorithm>
 #include <cstdlib>

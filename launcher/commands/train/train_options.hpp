@@ -2,23 +2,15 @@
 // any rank opens a session, so a typo costs no rendezvous and no allocation.
 #pragma once
 
+#include "command_errors.hpp"
 #include "train/gpt_config.hpp"
 #include "train/train_settings.hpp"
 
 #include <cstdint>
 #include <optional>
-#include <stdexcept>
 #include <string>
 
 namespace gpudirect::launcher::train_command {
-
-// Exit codes (documented in --help and the README).
-inline constexpr int kExitFailure = 1, kExitUsage = 6, kExitDiverged = 8, kExitPreempted = 10;
-
-class UsageError : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
 
 struct TrainOptions {
   std::string preset = "tiny";

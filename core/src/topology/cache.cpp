@@ -2,7 +2,7 @@
 
 #include "gpudirect/text.hpp"
 #include "gpudirect/topology_sources.hpp"
-#include "topology_xml.hpp"
+#include "topology/xml.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

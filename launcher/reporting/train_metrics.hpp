@@ -2,8 +2,8 @@
 // its straggler as Prometheus gauges (gpudirect_train_*, documented in the README).
 #pragma once
 
-#include "metrics/prometheus_textfile.hpp"
-#include "metrics/straggler.hpp"
+#include "reporting/prometheus_textfile.hpp"
+#include "reporting/straggler.hpp"
 
 #include <map>
 #include <optional>

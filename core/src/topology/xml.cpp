@@ -1,4 +1,4 @@
-#include "topology_xml.hpp"
+#include "topology/xml.hpp"
 
 #include "gpudirect/topology_sources.hpp"
 

@@ -2,7 +2,7 @@
 # The NCCL backend on a GPU machine: every collective x type x op checked, then all_reduce and
 # all_gather timed against nccl-tests on the same sizes. Two steps, because a GPU machine often
 # has CUDA but not this project's Debian build dependencies:
-#   bench/gpu_compare_nccl_tests.sh package DIR NCCL_TESTS_CHECKOUT   (here: needs a release build
+#   perf/gpu_compare_nccl_tests.sh package DIR NCCL_TESTS_CHECKOUT   (here: needs a release build
 #        with NCCL; builds nccl-tests from a checkout you provide; copies binaries + libraries to DIR)
 #   DIR/gpu_compare_nccl_tests.sh run                                 (there: prints the table)
 # nccl-tests is a peer to measure against: it is never part of this repository.

@@ -1,4 +1,4 @@
-// Reads the spank_gpudirect.so line of a plugstack.conf, so the doctor uses the plugin's settings.
+// Reads the spank_gpudirect.so line of a plugstack.conf, so doctor and exec use the plugin's settings.
 #pragma once
 
 #include "gpudirect/plugin_config.hpp"

@@ -1,4 +1,4 @@
-#include "metrics/prometheus_textfile.hpp"
+#include "reporting/prometheus_textfile.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

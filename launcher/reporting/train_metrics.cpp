@@ -1,4 +1,4 @@
-#include "metrics/train_metrics.hpp"
+#include "reporting/train_metrics.hpp"
 
 namespace gpudirect::launcher::metrics {
 

@@ -1,6 +1,6 @@
 // Topology from hwloc: live discovery or an hwloc XML file, one code path for both.
 #include "gpudirect/topology_sources.hpp"
-#include "topology_xml.hpp"
+#include "topology/xml.hpp"
 #include "gpudirect/text.hpp"
 
 #include <hwloc.h>

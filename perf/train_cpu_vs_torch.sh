@@ -6,8 +6,8 @@
 # the load; with --threads 1 the CPU time is the steadier comparison. PyTorch does not size
 # OpenBLAS's thread pool itself, so OPENBLAS_NUM_THREADS is set to --threads for it (our model sets
 # the same through openblas_set_num_threads).
-# Usage: bench/train_cpu_vs_torch.sh [--threads N] [--steps S] [--repeats R] [--build-dir DIR]
-# Take numbers on a quiet machine, or under: flock /tmp/gpudirect-bench.lock bench/train_cpu_vs_torch.sh
+# Usage: perf/train_cpu_vs_torch.sh [--threads N] [--steps S] [--repeats R] [--build-dir DIR]
+# Take numbers on a quiet machine, or under: flock /tmp/gpudirect-bench.lock perf/train_cpu_vs_torch.sh
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 threads=$(nproc)
@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
     *) echo "train_cpu_vs_torch.sh: unknown argument '$1' (try --help)" >&2; exit 6 ;;
   esac
 done
-ours=$build/bench/train_cpu_step
+ours=$build/perf/train_cpu_step
 [ -x "$ours" ] || { echo "train_cpu_vs_torch.sh: $ours is missing: cmake --build --preset release --target train_cpu_step" >&2; exit 1; }
 python=""
 for candidate in /usr/bin/python3 python3; do

@@ -2,8 +2,8 @@
 // (gpudirect_bench_*, documented in the README), and the run's slowest rank.
 #pragma once
 
-#include "metrics/prometheus_textfile.hpp"
-#include "metrics/straggler.hpp"
+#include "reporting/prometheus_textfile.hpp"
+#include "reporting/straggler.hpp"
 
 #include <cstddef>
 #include <optional>

@@ -1,4 +1,4 @@
-#include "doctor/plugstack_file.hpp"
+#include "plugstack_file.hpp"
 
 #include <glob.h>
 

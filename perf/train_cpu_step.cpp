@@ -1,4 +1,4 @@
-// Forward + backward step time (wall, and CPU time of all the process's threads) of the fp32 CPU GPT (make_cpu_model), for bench/train_cpu_vs_torch.sh.
+// Forward + backward step time (wall, and CPU time of all the process's threads) of the fp32 CPU GPT (make_cpu_model), for perf/train_cpu_vs_torch.sh.
 // Usage: train_cpu_step [--preset NAME] [--layers L] [--heads H] [--width C] [--seq-len T] [--vocab V]
 //                       [--batch B] [--threads N] [--steps S] [--warmup W]
 // Prints one line: "ours ms_median=... ms_min=... cpu_ms_median=... tokens_per_s=... gflops=... threads=N".

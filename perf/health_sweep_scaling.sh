@@ -5,7 +5,7 @@
 # wall time, the median pair job, one idle `srun -N2 true` (what a job start costs), slurmctld's CPU
 # seconds and RPCs during the sweep, and how busy the machine's cores were. Then --groups at 64 nodes
 # (1 rank per node: 2 per node put 64-128 busy ranks per batch on 2 cores) with its heat map.
-#   sudo bench/health_sweep_scaling.sh [SIZES...]   (default 8 16 32 64; after cmake --build)
+#   sudo perf/health_sweep_scaling.sh [SIZES...]   (default 8 16 32 64; after cmake --build)
 # Writes its sweeps' JSON and SVG to ${OUT:-/tmp/gpudirect-health-scaling}.
 set -uo pipefail
 export GPUDIRECT_SOURCE_DIR=${GPUDIRECT_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}

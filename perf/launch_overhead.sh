@@ -3,7 +3,7 @@
 # the real local cluster without the plugin, with it but no --gpu-direct, and with
 # --gpu-direct=tcpxo (with and without CPU binding). Rounds alternate the four so drift hits all
 # alike; prints medians and the median of per-round ratios (goal for no-flag: at most 1.05).
-#   sudo bench/launch_overhead.sh [ROUNDS]      (after cmake --build --preset release)
+#   sudo perf/launch_overhead.sh [ROUNDS]      (after cmake --build --preset release)
 set -uo pipefail
 export GPUDIRECT_SOURCE_DIR=${GPUDIRECT_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 source "$GPUDIRECT_SOURCE_DIR/tests/integration/lib.sh"

@@ -1,4 +1,4 @@
-#include "metrics/bench_metrics.hpp"
+#include "reporting/bench_metrics.hpp"
 
 #include <set>
 #include <tuple>

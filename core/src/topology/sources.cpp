@@ -1,20 +1,14 @@
-// What every topology source shares: the PCIe-switch distance, device classes, the final checks,
-// and the file sniffer that picks the reader.
-#include "gpudirect/topology.hpp"
+// The loaders (topology_sources.hpp) and what every source shares: device classes, the final
+// checks, and the file sniffer that picks the reader.
+#include "gpudirect/topology_sources.hpp"
 
 #include "gpudirect/nic_kind.hpp"
-#include "gpudirect/topology_sources.hpp"
-#include "topology_xml.hpp"
+#include "topology/xml.hpp"
 
 #include <algorithm>
 #include <tuple>
 
 namespace gpudirect {
-
-int shared_switch_depth(const std::vector<PciAddress>& a, const std::vector<PciAddress>& b) {
-  const auto [a_end, b_end] = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
-  return static_cast<int>(a_end - a.begin());
-}
 
 bool is_gpu_class(unsigned pci_class, unsigned vendor, unsigned device) {
   // VGA, 3D controller, or "display controller" (0x0380: AMD Instinct MI100/MI200).
@@ -33,21 +27,6 @@ bool is_display_or_accelerator_class(unsigned pci_class) {
 bool is_network_class(unsigned pci_class) {
   return (pci_class >> 8) == 0x02 || pci_class == 0x0c06;  // 0x0c06: InfiniBand on older HCAs
 }
-
-unsigned numa_distance(const Topology& topology, int from, int to) {
-  if (from < 0 || to < 0) return 255;
-  if (const auto it = topology.numa_distances.find({from, to}); it != topology.numa_distances.end()) return it->second;
-  return from == to ? 10 : 20;
-}
-
-std::string nic_label(const Nic& nic) {
-  if (!nic.interface_name.empty() && !nic.rdma_device.empty()) return nic.interface_name + "/" + nic.rdma_device;
-  if (!nic.interface_name.empty()) return nic.interface_name;
-  if (!nic.rdma_device.empty()) return nic.rdma_device;
-  return nic_bus_id(nic);
-}
-
-std::string nic_bus_id(const Nic& nic) { return nic.address ? nic.address->to_string() : "-"; }
 
 void finalize_topology(Topology& topology) {
   // NICs without a PCI function go last, by name: the order NCCL lists its virtual NICs in.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Forward + backward step time of the same GPT in PyTorch on the CPU (fp32), the peer of
-bench/train_cpu_step. Model: tests/train/torch_gpt.py. Prints
+perf/train_cpu_step. Model: tests/train/torch_gpt.py. Prints
 "torch ms_median=... ms_min=... cpu_ms_median=... threads=N"."""
 import argparse
 import os

@@ -1,4 +1,4 @@
-#include "metrics/straggler.hpp"
+#include "reporting/straggler.hpp"
 
 #include <algorithm>
 #include <cmath>

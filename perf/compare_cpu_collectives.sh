@@ -11,7 +11,7 @@
 # every tool, the ratios ours/peer (above 1: we are faster), this machine's single-thread memcpy
 # bandwidth measured in the same run, our 2-rank large all_reduce as a fraction of it, and
 # whether issue 10's goals hold.
-#   bench/compare_cpu_collectives.sh [--quick] [--rt] [--across-nodes] [BUILD_DIR]
+#   perf/compare_cpu_collectives.sh [--quick] [--rt] [--across-nodes] [BUILD_DIR]
 #     --quick          one repetition, 4 KiB..16 MiB: a check that everything runs (a minute or two)
 #     --rt             run every tool under `chrt -r 1` (round-robin real-time): on a machine shared
 #                      with builds, this keeps their time slices out of everyone's timings alike
@@ -55,8 +55,8 @@ for tool in mpicxx mpirun; do
   command -v "$tool" >/dev/null || { echo "compare_cpu_collectives.sh: $tool not found: apt-get install openmpi-bin libopenmpi-dev libgloo-dev" >&2; exit 1; }
 done
 echo "compare: building the peer drivers"
-mpicxx -O2 -std=c++17 "$src/bench/peers/mpi_collectives.cpp" -o "$peers/mpi_collectives"
-g++ -O2 -std=c++17 "$src/bench/peers/gloo_collectives.cpp" -o "$peers/gloo_collectives" -lgloo -pthread
+mpicxx -O2 -std=c++17 "$src/perf/peers/mpi_collectives.cpp" -o "$peers/mpi_collectives"
+g++ -O2 -std=c++17 "$src/perf/peers/gloo_collectives.cpp" -o "$peers/gloo_collectives" -lgloo -pthread
 g++ -O2 -std=c++17 -x c++ - -o "$peers/memcpy_bandwidth" <<'CPP'
 #include <sys/mman.h>
 #include <chrono>

@@ -4,7 +4,7 @@
 # 3.3M parameters = 13 MiB of gradients in 1 MiB buckets), REPEATS runs each; prints the median step
 # time and the median exposed (non-overlapped) communication per run and their median ratio
 # (goal: under 10% of the step). Numbers only, never asserted.
-#   bench/train_overlap.sh [REPEATS]          (after cmake --build --preset release)
+#   perf/train_overlap.sh [REPEATS]          (after cmake --build --preset release)
 # Take it under `flock /tmp/gpudirect-bench.lock` on a shared machine.
 set -uo pipefail
 SRC=${GPUDIRECT_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}

@@ -4,7 +4,7 @@
 # exposed communication and GPU memory, medians over the steps after the first. The peers (llm.c's
 # train_gpt2cu, PyTorch eager and torch.compile) are run as the training note describes.
 # Prints "SKIPPED: ..." and exits 0 where the build has no CUDA model or no GPU is visible.
-# Usage: bench/train_gpu.sh [BUILD_DIR] [MICRO_BATCH] [STEPS]   (defaults build/release 16 30)
+# Usage: perf/train_gpu.sh [BUILD_DIR] [MICRO_BATCH] [STEPS]   (defaults build/release 16 30)
 set -euo pipefail
 build=${1:-build/release}
 micro_batch=${2:-16}

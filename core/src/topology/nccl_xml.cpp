@@ -7,7 +7,7 @@
 //       <nic><net name="eth1" .../></nic>                            NICs without a PCI function
 // NCCL writes one <pci> per switch, so switch_path here is the chain of enclosing <pci> elements.
 #include "gpudirect/topology_sources.hpp"
-#include "topology_xml.hpp"
+#include "topology/xml.hpp"
 
 #include <algorithm>
 #include <charconv>

@@ -8,7 +8,7 @@
 // of a document we have checked: elements and attributes it knows, values in the forms it writes,
 // nothing else. What the plugin does not read (user data, page types, memory attributes, CPU kinds,
 // support flags) is left out.
-#include "topology_xml.hpp"
+#include "topology/xml.hpp"
 
 #include "gpudirect/pci_address.hpp"
 #include "gpudirect/text.hpp"
