@@ -1,5 +1,5 @@
 // What `gpudirect-launch bench --metrics-file` writes: one run's results as Prometheus gauges
-// (gpudirect_bench_*, documented in the README), and the run's slowest rank.
+// (gpudirect_bench_*, documented in docs/monitoring.md), and the run's slowest rank.
 #pragma once
 
 #include "reporting/prometheus_textfile.hpp"

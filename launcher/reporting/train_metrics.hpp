@@ -1,5 +1,5 @@
 // What `gpudirect-launch train --metrics-file` writes: the run's latest step, its throughput and
-// its straggler as Prometheus gauges (gpudirect_train_*, documented in the README).
+// its straggler as Prometheus gauges (gpudirect_train_*, documented in docs/monitoring.md).
 #pragma once
 
 #include "reporting/prometheus_textfile.hpp"
