@@ -4,6 +4,7 @@
 #include "train/cpu/cpu_model.hpp"
 #ifdef GPUDIRECT_HAVE_CUDA_TRAINING
 #include "train/cuda/cuda_training.hpp"
+#include "train/cuda/memory_plan.hpp"
 #endif
 #include "train/host_backend.hpp"
 #include "train/peak_flops.hpp"
@@ -37,6 +38,12 @@ void set_up_cuda(Training& t, const train::GptConfig& config, const train::Train
     t.peak_flops = device.peak_bf16_flops;
     t.peak_source = "dense bf16 peak of " + device.name;
   }
+  // The memory plan before anything is allocated: a run that cannot fit stops here, naming the numbers.
+  const train::cuda::MemoryPlan plan = train::cuda::plan_memory(config, settings, session.context.size);
+  t.memory_plan = train::cuda::describe(plan);
+  const std::string too_big = train::cuda::does_not_fit(plan, train::cuda::device_memory_free(), config, settings.zero1);
+  if (!too_big.empty())
+    throw std::runtime_error("on " + session.context.hostname + " GPU " + std::to_string(device.index) + ": " + too_big);
   t.communicator = comm::make_communicator({"nccl", session_options.timeout, "gpudirect train"}, session);
   t.model = train::cuda::make_cuda_model(config);
   t.trainer = std::make_unique<train::Trainer>(*t.model, data, settings, train::cuda::make_cuda_backend(*t.model, *t.communicator, settings));
@@ -65,20 +72,21 @@ void set_up_cpu(Training& t, const TrainOptions& o, const train::GptConfig& conf
 
 }  // namespace
 
-bool choose_cuda_model(const std::string& backend) {
-  if (backend == "libfabric") return false;
+train::BackendDecision choose_backend(const std::string& backend, int local_ranks) {
+  train::CudaSupport support;
 #ifdef GPUDIRECT_HAVE_CUDA_TRAINING
-  const std::string problem = train::cuda::device_problem();
-  if (backend == "auto") return problem.empty();
-  if (!problem.empty())
-    throw UsageError("--backend nccl: no CUDA device here (" + problem + "); run on a GPU node, or use --backend libfabric for the CPU model");
-  return true;
-#else
-  if (backend == "nccl")
-    throw UsageError("--backend nccl: this gpudirect-launch was built without CUDA (no nvcc, cuBLAS or NCCL when it was configured), so it "
-                     "has no CUDA model; rebuild where the CUDA toolkit and NCCL are installed, or use --backend libfabric");
-  return false;
+  if (backend != "libfabric") {
+    support.built = true;
+    support.device_problem = train::cuda::device_problem();
+    if (support.device_problem.empty()) {
+      support.devices = train::cuda::device_count();
+      support.cublas_problem = train::cuda::cublas_problem();
+    }
+  }
 #endif
+  train::BackendDecision decision = train::decide_backend(backend, support, local_ranks);
+  if (!decision.refusal.empty()) throw UsageError(decision.refusal);
+  return decision;
 }
 
 void check_ranks_chose_alike(bootstrap::Session& session, const std::string& backend, bool use_cuda) {

@@ -9,6 +9,7 @@
 #include "comm/communicator.hpp"
 #include "train/data_source.hpp"
 #include "train/model.hpp"
+#include "train/backend_decision.hpp"
 #include "train/trainer.hpp"
 
 #include <memory>
@@ -16,9 +17,9 @@
 
 namespace gpudirect::launcher::train_command {
 
-// --backend nccl: the CUDA model with NCCL collectives, refused (UsageError) where it cannot run;
-// auto: the CUDA model where this build has it and a GPU is visible, else the CPU model over libfabric.
-bool choose_cuda_model(const std::string& backend);
+// The rule of train/backend_decision.hpp applied to this node: --backend nccl refused (UsageError)
+// where it cannot run with one GPU per local rank; auto: the CUDA model where it can, else the CPU one.
+train::BackendDecision choose_backend(const std::string& backend, int local_ranks);
 
 // auto decides per rank: every rank must have decided the same (a job with GPUs on some nodes only).
 // Throws UsageError naming the first rank that chose otherwise.
@@ -32,6 +33,7 @@ struct Training {
   std::unique_ptr<train::Model> model;
   std::unique_ptr<train::Trainer> trainer;
   std::string model_description;  // for the start line
+  std::string memory_plan;        // the CUDA model's, for the start line (empty for the CPU model)
   double peak_flops = 0;          // per rank, for MFU
   std::string peak_source;        // where peak_flops came from
 };

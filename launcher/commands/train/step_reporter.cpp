@@ -95,11 +95,13 @@ void StepReporter::start(const RunStart& run) {
               config_.preset.c_str(), config_.layers, config_.heads, config_.width, config_.seq_len, config_.vocab,
               format_count(n_params).c_str(), ranks_, std::set<std::string>(hosts_.begin(), hosts_.end()).size(),
               config_.micro_batch, config_.grad_accum, ranks_, format_count(tokens_per_step_).c_str());
-  std::printf("gpudirect train: backend %s -> %s, collectives over %s; data %s; %s; %zu gradient buckets; "
+  const std::string why = run.backend_reason.empty() ? "" : " (" + run.backend_reason + ")";
+  std::printf("gpudirect train: backend %s%s -> %s, collectives over %s; data %s; %s; %zu gradient buckets; "
               "peak %.3f TFLOP/s per rank (%s)\n",
-              options_.backend.c_str(), run.model_description.c_str(), run.collectives.c_str(), run.data.c_str(),
+              options_.backend.c_str(), why.c_str(), run.model_description.c_str(), run.collectives.c_str(), run.data.c_str(),
               run.sharded ? "ZeRO-1 (sharded AdamW state)" : "replicated AdamW state",
               run.buckets, peak_flops_ / 1e12, run.peak_source.c_str());
+  if (!run.memory_plan.empty()) std::printf("gpudirect train: %s\n", run.memory_plan.c_str());
   if (gpu_memory_gib_)
     std::printf("gpudirect train: GPU memory in use after allocation: %.2f GiB (rank 0's GPU, all processes on it)\n", gpu_memory_gib_());
   if (resumed) std::printf("gpudirect train: resumed from %s at step %ld\n", options_.checkpoint.c_str(), run.resumed_at);

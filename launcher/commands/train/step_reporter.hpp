@@ -23,6 +23,8 @@ namespace gpudirect::launcher::train_command {
 // The facts of the second start line and the start JSON line.
 struct RunStart {
   std::string model_description;  // "fp32 CPU model, 4 thread(s) per rank"
+  std::string backend_reason;     // --backend auto: why it chose the model it did
+  std::string memory_plan;        // the CUDA model's memory plan line (empty for the CPU model)
   std::string collectives;        // the communicator's backend name
   std::string data;               // the data source's description
   bool zero1 = false;             // --zero1 as asked (the JSON's field)

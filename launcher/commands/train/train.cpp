@@ -63,7 +63,9 @@ bool resume_or_start(const TrainOptions& o, train::Trainer& trainer, const train
 
 int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_options) {
   check_options(o);
-  const bool use_cuda = choose_cuda_model(o.backend);
+  const train::BackendDecision backend =
+      choose_backend(o.backend, bootstrap::context_from_environment(bootstrap::current_environment()).local_size);
+  const bool use_cuda = backend.cuda;
   const train::GptConfig config = build_config(o);
   install_stop_handlers();
 
@@ -82,7 +84,7 @@ int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_op
 
   StepReporter report(o, config, context, std::move(hosts), training.peak_flops, resumed,
                       use_cuda ? std::function<double()>([] { return gpu_memory_gib(true); }) : std::function<double()>());
-  report.start({training.model_description, training.communicator->backend_name(), data->describe(), settings.zero1,
+  report.start({training.model_description, backend.reason, training.memory_plan, training.communicator->backend_name(), data->describe(), settings.zero1,
                 trainer.zero1(), trainer.bucket_count(), training.peak_source, resumed ? trainer.next_step() : -1});
   const auto save = [&](const char* why) {
     const auto start = std::chrono::steady_clock::now();
@@ -155,8 +157,8 @@ void register_train(CLI::App& app, CommandContext& context) {
   cmd->add_flag("--resume", o->resume, "continue from --checkpoint (starts at step 0 when the file does not exist yet); the same settings are required");
   cmd->add_option("--threads", o->threads, "CPU threads per rank (default: the rank's CPUs, shared among local ranks when unbound)");
   cmd->add_option("--backend", o->backend, "auto, libfabric (fp32 CPU model, collectives on host memory) or nccl (CUDA model, one GPU per "
-                  "rank chosen by local rank, NCCL collectives; refused where the build has no CUDA or no GPU is visible); auto picks "
-                  "nccl when this build has the CUDA model and a GPU is visible, else libfabric");
+                  "rank chosen by local rank, NCCL collectives; refused where the build has no CUDA, no GPU is visible, cuBLAS does not load "
+                  "or the node has more ranks than GPUs); auto picks nccl where all of that holds, else libfabric, and says why");
   cmd->add_option("-J,--json", o->json, "write one JSON object per line: start, every step, summary (rank 0; appended on --resume)");
   cmd->add_option("--metrics-file", o->metrics_file,
                   "rank 0 writes loss, step time, tokens/s, MFU and the straggler in the Prometheus text format for node_exporter's "

@@ -36,6 +36,9 @@ struct DeviceInfo {
 // One GPU per rank: local_rank modulo the visible devices (the same choice as the NCCL
 // communicator), made current on the calling thread. Throws std::runtime_error naming the problem.
 DeviceInfo select_device(int local_rank);
+// Device memory free on the current device now (cudaMemGetInfo), for the memory plan's check.
+std::size_t device_memory_free();
+
 // Device memory in use on the current device (all processes: total - free from cudaMemGetInfo).
 std::size_t device_memory_used();
 

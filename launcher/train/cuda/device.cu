@@ -58,6 +58,12 @@ DeviceInfo select_device(int local_rank) {
   return info;
 }
 
+std::size_t device_memory_free() {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  GPUDIRECT_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return free_bytes;
+}
+
 std::size_t device_memory_used() {
   std::size_t free_bytes = 0, total_bytes = 0;
   GPUDIRECT_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
