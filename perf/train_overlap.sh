@@ -18,7 +18,7 @@ echo "train_overlap: ${shape[*]}, ${STEPS:-8} steps, --threads ${THREADS:-1}, --
 for np in 2 4; do
   for zero in "" --zero1; do
     for r in $(seq "$repeats"); do
-      "$LAUNCH" --np "$np" train "${shape[@]}" --steps "${STEPS:-8}" --threads "${THREADS:-1}" --bucket-mib "${BUCKET_MIB:-1}" \
+      "$LAUNCH" --np "$np" train --backend libfabric "${shape[@]}" --steps "${STEPS:-8}" --threads "${THREADS:-1}" --bucket-mib "${BUCKET_MIB:-1}" \
         --peak-tflops 1 $zero -J "$work/np$np$zero-$r.json" >"$work/np$np$zero-$r.log" 2>&1 \
         || { echo "train_overlap: --np $np $zero run $r failed:"; tail -5 "$work/np$np$zero-$r.log"; }
     done
