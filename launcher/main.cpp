@@ -34,9 +34,14 @@ int take_np(std::vector<std::string>& args) {
     if (a.empty() || a[0] != '-') break;  // the subcommand: --np belongs before it
     std::string value;
     std::size_t width = 0;
-    if (a == "--np" && i + 1 < args.size()) { value = args[i + 1]; width = 2; }
-    else if (a.rfind("--np=", 0) == 0) { value = a.substr(5); width = 1; }
-    else continue;
+    if (a == "--np" && i + 1 < args.size()) {
+      value = args[i + 1];
+      width = 2;
+    } else if (a.rfind("--np=", 0) == 0) {
+      value = a.substr(5);
+      width = 1;
+    } else
+      continue;
     args.erase(args.begin() + static_cast<long>(i), args.begin() + static_cast<long>(i + width));
     try {
       return gpudirect::parse_integer<int>(value, "--np", 1, 4096);
@@ -53,7 +58,10 @@ int take_np(std::vector<std::string>& args) {
 std::string subcommand_of(const std::vector<std::string>& args) {
   for (std::size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "--np" || a == "--rendezvous" || a == "--timeout") { ++i; continue; }
+    if (a == "--np" || a == "--rendezvous" || a == "--timeout") {
+      ++i;
+      continue;
+    }
     if (!a.empty() && a[0] == '-') continue;
     return a;
   }
@@ -97,8 +105,7 @@ int main(int argc, char** argv) {
                  "seconds to wait for the rendezvous, for every rank, and for progress on a link before the job fails "
                  "naming the rank (default 30); a rank that dies is detected at once")
       ->check(CLI::Range(0.1, 86400.0));
-  app.parse_complete_callback(
-      [&] { context.session.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000)); });
+  app.parse_complete_callback([&] { context.session.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000)); });
 
   for (const auto& command : gpudirect::launcher::all_commands()) command.add(app, context);
   try {

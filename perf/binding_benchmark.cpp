@@ -45,8 +45,8 @@ volatile std::size_t sink = 0;
 int main(int argc, char** argv) {
   const std::string dir = argc > 1 ? argv[1] : GPUDIRECT_FIXTURE_DIR;
   const char* machines[] = {"a3-megagpu-8g", "a3-highgpu-8g", "p5-like", "nd-h100-v5-like", "local-a3mega-2cpu", "gpu-less"};
-  std::printf("%-32s %5s %5s %12s %12s %12s %12s %12s\n", "fixture", "gpus", "nics", "load_med_us", "load_p90_us",
-              "plan_med_us", "task_med_us", "task_p90_us");
+  std::printf("%-32s %5s %5s %12s %12s %12s %12s %12s\n", "fixture", "gpus", "nics", "load_med_us", "load_p90_us", "plan_med_us",
+              "task_med_us", "task_p90_us");
   try {
     for (const char* machine : machines) {
       for (const char* form : {".xml", ".nccl.xml"}) {
@@ -60,8 +60,8 @@ int main(int argc, char** argv) {
           const gpudirect::NodePlan node_plan = gpudirect::plan_node(topology);
           sink = sink + gpudirect::bind_task(topology, node_plan, task_gpus, topology.all_cpus).cpus.count();
         });
-        std::printf("%-32s %5zu %5zu %12.1f %12.1f %12.2f %12.2f %12.2f\n", file.c_str(), topology.gpus.size(),
-                    topology.nics.size(), load.median_us, load.p90_us, plan.median_us, task.median_us, task.p90_us);
+        std::printf("%-32s %5zu %5zu %12.1f %12.1f %12.2f %12.2f %12.2f\n", file.c_str(), topology.gpus.size(), topology.nics.size(),
+                    load.median_us, load.p90_us, plan.median_us, task.median_us, task.p90_us);
       }
     }
     const Timing live = measure(10, [&] { sink = sink + gpudirect::load_live_topology().nics.size(); });

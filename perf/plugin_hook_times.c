@@ -81,11 +81,20 @@ spank_err_t spank_get_item(spank_t spank, spank_item_t item, ...) {
   va_start(args, item);
   spank_err_t result = ESPANK_SUCCESS;
   switch (item) {
-    case S_JOB_STEPID: *va_arg(args, uint32_t*) = 0; break;
-    case S_TASK_ID: *va_arg(args, uint32_t*) = local_task; break;
-    case S_TASK_GLOBAL_ID: *va_arg(args, uint32_t*) = local_task; break;
-    case S_JOB_LOCAL_TASK_COUNT: *va_arg(args, uint32_t*) = task_count; break;
-    default: result = ESPANK_NOT_AVAIL;
+    case S_JOB_STEPID:
+      *va_arg(args, uint32_t*) = 0;
+      break;
+    case S_TASK_ID:
+      *va_arg(args, uint32_t*) = local_task;
+      break;
+    case S_TASK_GLOBAL_ID:
+      *va_arg(args, uint32_t*) = local_task;
+      break;
+    case S_JOB_LOCAL_TASK_COUNT:
+      *va_arg(args, uint32_t*) = task_count;
+      break;
+    default:
+      result = ESPANK_NOT_AVAIL;
   }
   va_end(args);
   return result;
@@ -108,7 +117,7 @@ typedef int (*hook_fn)(spank_t, int, char**);
 /* One step's numbers: the hooks' CPU time and the step's wall time in ms, page faults. */
 struct step_times {
   double dlopen, init, option, post_opt, user_init, task_max, tasks_wall, step_wall;
-  double dlopen_faults, post_opt_faults, task_faults;  /* task_faults: mean of the tasks */
+  double dlopen_faults, post_opt_faults, task_faults; /* task_faults: mean of the tasks */
   double task[max_tasks];
   int ok;
 };
@@ -188,7 +197,7 @@ static struct step_times one_step(const char* plugin_path, const char* option, i
     double s = cpu_ms();
     double f = faults();
     if (plugin_path) {
-      void* plugin = dlopen(plugin_path, RTLD_LAZY);  /* Slurm's plugin loader uses RTLD_LAZY */
+      void* plugin = dlopen(plugin_path, RTLD_LAZY); /* Slurm's plugin loader uses RTLD_LAZY */
       if (!plugin) {
         fprintf(stderr, "plugin_hook_times: cannot load the plugin: %s\n", dlerror());
         _exit(2);
@@ -242,8 +251,9 @@ static double median(double* values, int n) {
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    fprintf(stderr, "usage: plugin_hook_times PLUGIN.so ROUNDS TASKS OPTION [PLUGSTACK_ARG ...]\n"
-                    "  OPTION: the --gpu-direct value, or - for none\n");
+    fprintf(stderr,
+            "usage: plugin_hook_times PLUGIN.so ROUNDS TASKS OPTION [PLUGSTACK_ARG ...]\n"
+            "  OPTION: the --gpu-direct value, or - for none\n");
     return 2;
   }
   const int rounds = atoi(argv[2]);
@@ -266,21 +276,31 @@ int main(int argc, char** argv) {
     }
     double task_sum = 0;
     for (uint32_t t = 0; t < task_count; ++t) task_sum += step.task[t];
-    const double row[columns_count] = {step.dlopen, step.init, step.option, step.post_opt, step.user_init,
-                                       task_sum / task_count, step.task_max, step.tasks_wall, step.step_wall,
-                                       step.step_wall - base.step_wall, step.dlopen_faults, step.post_opt_faults,
+    const double row[columns_count] = {step.dlopen,        step.init,
+                                       step.option,        step.post_opt,
+                                       step.user_init,     task_sum / task_count,
+                                       step.task_max,      step.tasks_wall,
+                                       step.step_wall,     step.step_wall - base.step_wall,
+                                       step.dlopen_faults, step.post_opt_faults,
                                        step.task_faults};
     for (int c = 0; c < columns_count; ++c) columns[c][r] = row[c];
   }
-  static const char* const names[columns_count] = {
-      "CPU: dlopen (plugin + its libraries)", "CPU: slurm_spank_init", "CPU: option callback x2",
-      "CPU: slurm_spank_init_post_opt", "CPU: slurm_spank_user_init", "CPU: slurm_spank_task_init, task mean", "CPU: slurm_spank_task_init, max",
-      "wall: tasks forked to all reaped", "wall: whole step", "wall: whole step minus baseline step",
-      "page faults: dlopen", "page faults: slurm_spank_init_post_opt", "page faults: task_init, mean of tasks"};
-  printf("plugin_hook_times: %d rounds, %u tasks, --gpu-direct%s%s; medians\n", rounds, task_count,
-         option ? "=" : " not given", option ? option : "");
-  for (int c = 0; c < columns_count; ++c)
-    printf(c < 10 ? "  %-40s %8.3f ms\n" : "  %-40s %8.0f\n", names[c], median(columns[c], rounds));
+  static const char* const names[columns_count] = {"CPU: dlopen (plugin + its libraries)",
+                                                   "CPU: slurm_spank_init",
+                                                   "CPU: option callback x2",
+                                                   "CPU: slurm_spank_init_post_opt",
+                                                   "CPU: slurm_spank_user_init",
+                                                   "CPU: slurm_spank_task_init, task mean",
+                                                   "CPU: slurm_spank_task_init, max",
+                                                   "wall: tasks forked to all reaped",
+                                                   "wall: whole step",
+                                                   "wall: whole step minus baseline step",
+                                                   "page faults: dlopen",
+                                                   "page faults: slurm_spank_init_post_opt",
+                                                   "page faults: task_init, mean of tasks"};
+  printf("plugin_hook_times: %d rounds, %u tasks, --gpu-direct%s%s; medians\n", rounds, task_count, option ? "=" : " not given",
+         option ? option : "");
+  for (int c = 0; c < columns_count; ++c) printf(c < 10 ? "  %-40s %8.3f ms\n" : "  %-40s %8.0f\n", names[c], median(columns[c], rounds));
   for (int c = 0; c < columns_count; ++c) free(columns[c]);
   return 0;
 }

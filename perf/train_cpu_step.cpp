@@ -1,5 +1,5 @@
-// Forward + backward step time (wall, and CPU time of all the process's threads) of the fp32 CPU GPT (make_cpu_model), for perf/train_cpu_vs_torch.sh.
-// Usage: train_cpu_step [--preset NAME] [--layers L] [--heads H] [--width C] [--seq-len T] [--vocab V]
+// Forward + backward step time (wall, and CPU time of all the process's threads) of the fp32 CPU GPT (make_cpu_model), for
+// perf/train_cpu_vs_torch.sh. Usage: train_cpu_step [--preset NAME] [--layers L] [--heads H] [--width C] [--seq-len T] [--vocab V]
 //                       [--batch B] [--threads N] [--steps S] [--warmup W]
 // Prints one line: "ours ms_median=... ms_min=... cpu_ms_median=... tokens_per_s=... gflops=... threads=N".
 #include "train/cpu/cpu_model.hpp"
@@ -75,9 +75,10 @@ int main(int argc, char** argv) {
     std::sort(ms.begin(), ms.end());
     std::sort(cpu_ms.begin(), cpu_ms.end());
     const double median = ms[ms.size() / 2];
-    std::printf("ours ms_median=%.2f ms_min=%.2f cpu_ms_median=%.2f tokens_per_s=%.0f gflops=%.2f threads=%d loss=%.4f\n", median, ms.front(), cpu_ms[cpu_ms.size() / 2],
-                static_cast<double>(n) / (median / 1e3), flops_per_token(config) * static_cast<double>(n) / (median / 1e3) / 1e9,
-                threads > 0 ? threads : default_cpu_threads(), static_cast<double>(loss));
+    std::printf("ours ms_median=%.2f ms_min=%.2f cpu_ms_median=%.2f tokens_per_s=%.0f gflops=%.2f threads=%d loss=%.4f\n", median,
+                ms.front(), cpu_ms[cpu_ms.size() / 2], static_cast<double>(n) / (median / 1e3),
+                flops_per_token(config) * static_cast<double>(n) / (median / 1e3) / 1e9, threads > 0 ? threads : default_cpu_threads(),
+                static_cast<double>(loss));
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());

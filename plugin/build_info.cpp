@@ -9,5 +9,5 @@ static_assert(GPUDIRECT_SLURM_VERSION_NUMBER == SLURM_VERSION_NUMBER,
               "the Slurm version CMake read differs from the header the plugin compiles against");
 
 extern "C" [[gnu::used]] const char gpudirect_build_info[] =
-    "gpudirect-build-info: version=" GPUDIRECT_VERSION " slurm=" GPUDIRECT_SLURM_VERSION
-    " prefix=" GPUDIRECT_BUILD_PREFIX " profile_dir=" GPUDIRECT_BUILD_PROFILE_DIR " ;";
+    "gpudirect-build-info: version=" GPUDIRECT_VERSION " slurm=" GPUDIRECT_SLURM_VERSION " prefix=" GPUDIRECT_BUILD_PREFIX
+    " profile_dir=" GPUDIRECT_BUILD_PROFILE_DIR " ;";

@@ -8,7 +8,6 @@
 namespace gpudirect::plugin {
 namespace {
 
-
 int option_callback(int val, const char* optarg, int remote) noexcept {
   try {
     return on_option(val, optarg, remote);

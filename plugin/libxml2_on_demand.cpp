@@ -76,8 +76,7 @@ void xmlFreeParserCtxt(xmlParserCtxtPtr context) {
   if (context) libxml2().free_parser_ctxt(context);
 }
 
-xmlDocPtr xmlCtxtReadMemory(xmlParserCtxtPtr context, const char* buffer, int size, const char* url,
-                            const char* encoding, int options) {
+xmlDocPtr xmlCtxtReadMemory(xmlParserCtxtPtr context, const char* buffer, int size, const char* url, const char* encoding, int options) {
   return loaded().ctxt_read_memory(context, buffer, size, url, encoding, options);
 }
 

@@ -21,19 +21,19 @@ struct NodeState {
   Topology topology;
   NodePlan plan;
   NodeFacts facts;
-  ModeDecision mode;  // resolve_mode's answer for this step on this node
-  std::optional<NetworkProfile> profile;  // the step's mode's profile, read once before tasks fork
+  ModeDecision mode;                                   // resolve_mode's answer for this step on this node
+  std::optional<NetworkProfile> profile;               // the step's mode's profile, read once before tasks fork
   std::optional<std::vector<std::string>> interfaces;  // the node's network interfaces (if_nameindex)
-  NodeReadiness readiness;  // RxDM, waited for once before the tasks fork (task_apply.hpp)
+  NodeReadiness readiness;                             // RxDM, waited for once before the tasks fork (task_apply.hpp)
 };
 
 struct PluginState {
   PluginConfig config;
   bool option_given = false;
-  ModeRequest request;                // the user's --gpu-direct; empty mode when not given
-  std::optional<NodeState> node;      // loaded once per step in init_post_opt / user_init (remote)
-  std::string node_error;             // why node could not be loaded; reported from task_init
-  std::string step_gpus_on_node;      // SLURM_STEP_GPUS (else SLURM_JOB_GPUS) of the step, read in user_init
+  ModeRequest request;            // the user's --gpu-direct; empty mode when not given
+  std::optional<NodeState> node;  // loaded once per step in init_post_opt / user_init (remote)
+  std::string node_error;         // why node could not be loaded; reported from task_init
+  std::string step_gpus_on_node;  // SLURM_STEP_GPUS (else SLURM_JOB_GPUS) of the step, read in user_init
 };
 
 PluginState& state();

@@ -14,8 +14,7 @@ namespace {
 
 std::optional<std::string> get_env(spank_t spank, const std::string& name) {
   std::array<char, 8192> buffer{};
-  if (spank_getenv(spank, name.c_str(), buffer.data(), static_cast<int>(buffer.size())) != ESPANK_SUCCESS)
-    return std::nullopt;
+  if (spank_getenv(spank, name.c_str(), buffer.data(), static_cast<int>(buffer.size())) != ESPANK_SUCCESS) return std::nullopt;
   return std::string(buffer.data());
 }
 
@@ -39,12 +38,15 @@ std::string failure_message(const TaskApplyResult& applied, const std::string& h
     case Failure::node_not_ready:
       return "on " + host + ": the TCPXO receive-datapath manager (RxDM) is not ready: " + applied.detail +
              "; start RxDM in the node's prolog (or check its logs), or raise rxdm_timeout= in plugstack.conf";
-    case Failure::plan: return applied.detail;
-    case Failure::set_env: return "on " + host + ": cannot set " + applied.detail + " in the task's environment";
+    case Failure::plan:
+      return applied.detail;
+    case Failure::set_env:
+      return "on " + host + ": cannot set " + applied.detail + " in the task's environment";
     case Failure::bind_cpus:
       return "on " + host + ": cannot bind the task to CPUs " + applied.setup.binding.cpus.to_list() + ": " + applied.detail +
              "; set cpu_bind=off in plugstack.conf if the node restricts affinity";
-    case Failure::none: break;
+    case Failure::none:
+      break;
   }
   return "";
 }
@@ -83,8 +85,8 @@ int on_task_init(spank_t spank) {
   input.allowed_cpus = CpuSet::of_this_thread();
   input.step_gpus_on_node = s.step_gpus_on_node;
   input.node_interfaces = s.node->interfaces;
-  for (const char* name : {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES", "SLURM_JOB_ID",
-                           "SLURM_CPU_BIND_TYPE", "SLURM_NODEID", "SLURM_STEP_TASKS_PER_NODE", "SLURM_GPUS_ON_NODE",
+  for (const char* name : {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES", "SLURM_JOB_ID", "SLURM_CPU_BIND_TYPE",
+                           "SLURM_NODEID", "SLURM_STEP_TASKS_PER_NODE", "SLURM_GPUS_ON_NODE",
                            // for ',torch' (torch_env.hpp)
                            "SLURM_STEP_NODELIST", "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS", "SLURM_STEP_RESV_PORTS", "SLURM_STEP_ID"})
     if (auto value = get_env(spank, name)) input.env[name] = *value;

@@ -11,7 +11,8 @@ packages=(build-essential cmake ninja-build pkg-config git python3 procps iprout
   python3-yaml lintian  # blueprint checks; the .deb test
   busybox-static  # the container root file system of the enroot hook's test
   prometheus prometheus-node-exporter  # promtool; the scrape test runs its own of each (the policy-rc.d below keeps the services from starting)
-  clang libclang-rt-14-dev valgrind)  # scripts/fuzz.sh (libFuzzer); the plugin's leak check
+  clang libclang-rt-14-dev valgrind  # scripts/fuzz.sh (libFuzzer); the plugin's leak check
+  clang-format-14)  # the style check (.clang-format)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -19,9 +19,7 @@ int nearest_shared_depth(const std::vector<PciAddress>& path, const Devices& oth
   return best;
 }
 
-SwitchKey prefix(const std::vector<PciAddress>& path, int depth) {
-  return SwitchKey(path.begin(), path.begin() + depth);
-}
+SwitchKey prefix(const std::vector<PciAddress>& path, int depth) { return SwitchKey(path.begin(), path.begin() + depth); }
 
 // GPU i of `gpus` gets its share of `nics`, both in bus order (see plan_node in binding.hpp).
 void pair_in_order(const std::vector<int>& gpus, const std::vector<int>& nics, NodePlan& plan) {
@@ -75,9 +73,8 @@ void choose_control_nic(const Topology& topology, NicKind best, NodePlan& plan) 
   if (topology.nics.empty())
     plan.control_note = "this node has no NICs";
   else if (!plan.control_nic)
-    plan.control_note = best == NicKind::unusable
-                            ? "no usable NIC (only wireless, USB or driverless functions)"
-                            : "every usable NIC is an RDMA NIC or shares a PCIe switch with a GPU";
+    plan.control_note = best == NicKind::unusable ? "no usable NIC (only wireless, USB or driverless functions)"
+                                                  : "every usable NIC is an RDMA NIC or shares a PCIe switch with a GPU";
 }
 
 // The host NICs: the control NIC and its kind's other NICs that no GPU could use (A3 Ultra and
@@ -196,24 +193,21 @@ NodePlan plan_node(const Topology& topology) {
   const std::vector<int> fallback_gpus = pair_on_switches(topology, pool, plan);
   pair_by_numa(topology, pool, fallback_gpus, plan);
 
-  for (const auto& placement : plan.gpus)
-    plan.data_nics.insert(plan.data_nics.end(), placement.nics.begin(), placement.nics.end());
+  for (const auto& placement : plan.gpus) plan.data_nics.insert(plan.data_nics.end(), placement.nics.begin(), placement.nics.end());
   std::sort(plan.data_nics.begin(), plan.data_nics.end());
   plan.data_nics.erase(std::unique(plan.data_nics.begin(), plan.data_nics.end()), plan.data_nics.end());
   return plan;
 }
 
-TaskBinding bind_task(const Topology& topology, const NodePlan& plan, const std::vector<int>& task_gpus,
-                      const CpuSet& allowed_cpus) {
+TaskBinding bind_task(const Topology& topology, const NodePlan& plan, const std::vector<int>& task_gpus, const CpuSet& allowed_cpus) {
   if (plan.gpus.size() != topology.gpus.size())
-    throw std::invalid_argument("the node plan covers " + std::to_string(plan.gpus.size()) + " GPUs but the topology (" +
-                                topology.source + ") has " + std::to_string(topology.gpus.size()) +
-                                ": make the plan with plan_node on the same topology");
+    throw std::invalid_argument("the node plan covers " + std::to_string(plan.gpus.size()) + " GPUs but the topology (" + topology.source +
+                                ") has " + std::to_string(topology.gpus.size()) + ": make the plan with plan_node on the same topology");
   TaskBinding binding;
   for (int g : task_gpus) {
     if (g < 0 || static_cast<std::size_t>(g) >= topology.gpus.size())
-      throw std::invalid_argument("GPU index " + std::to_string(g) + " does not exist: the topology (" +
-                                  topology.source + ") has " + std::to_string(topology.gpus.size()) + " GPUs");
+      throw std::invalid_argument("GPU index " + std::to_string(g) + " does not exist: the topology (" + topology.source + ") has " +
+                                  std::to_string(topology.gpus.size()) + " GPUs");
     binding.gpus.push_back(g);
   }
   std::sort(binding.gpus.begin(), binding.gpus.end());
@@ -239,8 +233,7 @@ TaskBinding bind_task(const Topology& topology, const NodePlan& plan, const std:
   binding.cpus = allowed_cpus.empty() ? local : (local & allowed_cpus);
   if (binding.cpus.empty()) {
     binding.cpus = allowed_cpus;
-    binding.warning = "the CPUs local to GPU(s) " + join(binding.gpus) + " (" +
-                      (local.empty() ? std::string("unknown") : local.to_list()) +
+    binding.warning = "the CPUs local to GPU(s) " + join(binding.gpus) + " (" + (local.empty() ? std::string("unknown") : local.to_list()) +
                       ") are outside the CPUs Slurm gave the task (" + allowed_cpus.to_list() +
                       "); keeping Slurm's CPUs. Ask Slurm for CPUs near the GPUs, e.g. --cpus-per-gpu, "
                       "or leave cpu binding to the plugin";

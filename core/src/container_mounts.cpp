@@ -12,8 +12,7 @@ ContainerNeeds container_needs(const PluginConfig& config, Mode mode, const std:
   if (mode == Mode::off) return needs;
   const NetworkProfile profile = load_profile(profile_name_for(config, mode), profile_search_path(config));
   const auto job = env.find("SLURM_JOB_ID");
-  const ProfileInputs inputs{{"LIB_DIR", lib_dir_for(config, mode)},
-                             {"SLURM_JOB_ID", job == env.end() ? std::string() : job->second}};
+  const ProfileInputs inputs{{"LIB_DIR", lib_dir_for(config, mode)}, {"SLURM_JOB_ID", job == env.end() ? std::string() : job->second}};
   needs.mounts = render_mounts(profile, inputs);
 
   // Only the LD_LIBRARY_PATH lines: the rest of the environment is per task (NICs) and reaches the

@@ -30,8 +30,7 @@ int parse_cpu_id(std::string_view field, std::string_view text) {
 
 CpuSet CpuSet::range(int first, int last) {
   if (first > last)
-    throw std::invalid_argument("invalid CPU range " + std::to_string(first) + "-" + std::to_string(last) +
-                                ": first CPU above the last");
+    throw std::invalid_argument("invalid CPU range " + std::to_string(first) + "-" + std::to_string(last) + ": first CPU above the last");
   CpuSet set;
   for (int cpu = first; cpu <= last; ++cpu) set.insert(cpu);
   return set;
@@ -83,8 +82,7 @@ CpuSet CpuSet::parse_hex_mask(std::string_view text) {
     for (int bit = 0; bit < 32; ++bit) {
       if (!(value & (1U << bit))) continue;
       const auto cpu = i * 32 + static_cast<std::size_t>(bit);
-      if (cpu >= static_cast<std::size_t>(kMaxCpus))
-        reject("mask", text, "sets a CPU above " + std::to_string(kMaxCpus - 1));
+      if (cpu >= static_cast<std::size_t>(kMaxCpus)) reject("mask", text, "sets a CPU above " + std::to_string(kMaxCpus - 1));
       set.insert(static_cast<int>(cpu));
     }
   }

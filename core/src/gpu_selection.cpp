@@ -28,7 +28,8 @@ std::vector<int> parse_index_list(const std::string& text, const std::string& wh
   for (const std::string_view field : split(text, ',')) {
     const std::string_view item = trim(field);
     if (item.starts_with("GPU-") || item.starts_with("MIG-"))
-      throw std::invalid_argument(what + "=" + quote_bounded(text) + " names GPUs by UUID, which is not supported: "
+      throw std::invalid_argument(what + "=" + quote_bounded(text) +
+                                  " names GPUs by UUID, which is not supported: "
                                   "set CUDA_VISIBLE_DEVICES by index (Slurm does so by default)");
     const auto parsed = try_parse_integer<int>(item, 0, 1 << 20);
     if (!parsed)
@@ -45,8 +46,7 @@ std::vector<int> parse_index_list(const std::string& text, const std::string& wh
 std::vector<int> select_task_gpus(const GpuSelectionInput& input) {
   if (input.gpu_count < 0) throw std::invalid_argument("GPU count " + std::to_string(input.gpu_count) + " is negative");
   if (input.local_size < 1 || input.local_rank < 0 || input.local_rank >= input.local_size)
-    throw std::invalid_argument("local rank " + std::to_string(input.local_rank) + " of " +
-                                std::to_string(input.local_size) +
+    throw std::invalid_argument("local rank " + std::to_string(input.local_rank) + " of " + std::to_string(input.local_size) +
                                 " tasks on this node is impossible: check SLURM_LOCALID and the step's tasks per node");
   if (input.gpu_count == 0) return {};
   std::vector<int> step = parse_index_list(input.slurm_step_gpus, "SLURM_STEP_GPUS");
@@ -62,17 +62,16 @@ std::vector<int> select_task_gpus(const GpuSelectionInput& input) {
   std::vector<int> chosen;
   if (!visible_text.empty()) {
     const std::vector<int> visible = parse_index_list(visible_text, "CUDA_VISIBLE_DEVICES");
-    const bool all_in_step = std::all_of(visible.begin(), visible.end(), [&](int v) {
-      return std::find(step.begin(), step.end(), v) != step.end();
-    });
+    const bool all_in_step =
+        std::all_of(visible.begin(), visible.end(), [&](int v) { return std::find(step.begin(), step.end(), v) != step.end(); });
     if (step.empty() || all_in_step) {
       chosen = visible;
     } else {  // ConstrainDevices: 0..k-1 within the step's GPUs
       for (int v : visible) {
         if (static_cast<std::size_t>(v) >= step.size())
           throw std::invalid_argument("CUDA_VISIBLE_DEVICES=" + input.cuda_visible_devices +
-                                      " does not match SLURM_STEP_GPUS=" + input.slurm_step_gpus + ": GPU " +
-                                      std::to_string(v) + " is neither one of the step's GPUs nor an index into them");
+                                      " does not match SLURM_STEP_GPUS=" + input.slurm_step_gpus + ": GPU " + std::to_string(v) +
+                                      " is neither one of the step's GPUs nor an index into them");
         chosen.push_back(step[static_cast<std::size_t>(v)]);
       }
     }
@@ -97,8 +96,7 @@ std::vector<int> select_task_gpus(const GpuSelectionInput& input) {
   for (int g : chosen)
     if (g >= input.gpu_count)
       throw std::invalid_argument("GPU " + std::to_string(g) + " from Slurm's variables is not in this node's topology (" +
-                                  std::to_string(input.gpu_count) +
-                                  " GPUs): check gres.conf against the node, or the topology= file");
+                                  std::to_string(input.gpu_count) + " GPUs): check gres.conf against the node, or the topology= file");
   std::sort(chosen.begin(), chosen.end());
   return chosen;
 }

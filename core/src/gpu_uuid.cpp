@@ -18,8 +18,7 @@ std::string trimmed(const std::string& text) {
 
 bool is_gpu_uuid(const std::string& item) { return item.starts_with("GPU-") || item.starts_with("MIG-"); }
 
-std::string gpu_uuids_to_indices(const std::string& list, const std::string& what, const Topology& topology,
-                                 GpuUuidResolver& resolver) {
+std::string gpu_uuids_to_indices(const std::string& list, const std::string& what, const Topology& topology, GpuUuidResolver& resolver) {
   // Runs in every task: no stream here (constructing one costs more than the rest of this).
   if (list.find("GPU-") == std::string::npos && list.find("MIG-") == std::string::npos) return list;
   std::vector<std::string> items;
@@ -40,12 +39,10 @@ std::string gpu_uuids_to_indices(const std::string& list, const std::string& wha
       } catch (const GpuUuidError& e) {
         throw GpuUuidError(what + "=" + list + ": " + e.what());
       }
-      const auto gpu = std::find_if(topology.gpus.begin(), topology.gpus.end(),
-                                    [&](const Gpu& g) { return g.address == address; });
+      const auto gpu = std::find_if(topology.gpus.begin(), topology.gpus.end(), [&](const Gpu& g) { return g.address == address; });
       if (gpu == topology.gpus.end())
-        throw GpuUuidError(what + "=" + list + ": " + item + " is on GPU " + address.to_string() +
-                           ", which the topology (" + topology.source +
-                           ") does not list: check the topology= file against this node");
+        throw GpuUuidError(what + "=" + list + ": " + item + " is on GPU " + address.to_string() + ", which the topology (" +
+                           topology.source + ") does not list: check the topology= file against this node");
       index = std::to_string(gpu - topology.gpus.begin());
     }
     if (std::find(out.begin(), out.end(), index) == out.end()) out.push_back(index);  // slices of one GPU

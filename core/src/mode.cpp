@@ -23,7 +23,8 @@ constexpr std::array<std::pair<std::string_view, Mode>, 6> kModes{{{"auto", Mode
 }  // namespace
 
 std::string valid_modes_message() {
-  return "expected auto, tcpxo, tcpx, gib, rdma or off, optionally followed by ',verbose' and/or ',torch' (e.g. --gpu-direct=tcpxo,verbose)";
+  return "expected auto, tcpxo, tcpx, gib, rdma or off, optionally followed by ',verbose' and/or ',torch' (e.g. "
+         "--gpu-direct=tcpxo,verbose)";
 }
 
 std::string_view to_string(Mode mode) {

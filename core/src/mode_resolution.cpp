@@ -26,12 +26,9 @@ std::pair<Mode, std::string> detect_mode(const Topology& topology, const NodeFac
   return {Mode::off, gpus + " but no GPUDirect transport (no TCPXO/TCPX/gIB plugin, no RDMA NIC)"};
 }
 
-Mode requested_mode(const ModeRequest& request, const PluginConfig& config) {
-  return request.mode.value_or(config.default_mode);
-}
+Mode requested_mode(const ModeRequest& request, const PluginConfig& config) { return request.mode.value_or(config.default_mode); }
 
-ModeDecision resolve_mode(const ModeRequest& request, const PluginConfig& config, const Topology& topology,
-                          const NodeFacts& facts) {
+ModeDecision resolve_mode(const ModeRequest& request, const PluginConfig& config, const Topology& topology, const NodeFacts& facts) {
   ModeDecision decision;
   decision.requested = requested_mode(request, config);
   decision.mode = decision.requested;

@@ -87,8 +87,8 @@ std::optional<NetPluginCheck> check_net_plugin(const std::map<std::string, std::
   if (!first_failure.empty())
     check.problem = check.wanted + " needs NCCL's network plugin, and " + check.library + " does not load: " + first_failure;
   else
-    check.problem = check.wanted + " needs NCCL's network plugin, and none of " + join(check.names, ", ") +
-                    " is in " + searched + " or the loader's path: is the plugin installed, and its lib dir (plugstack lib_dir=) right?";
+    check.problem = check.wanted + " needs NCCL's network plugin, and none of " + join(check.names, ", ") + " is in " + searched +
+                    " or the loader's path: is the plugin installed, and its lib dir (plugstack lib_dir=) right?";
   return check;
 }
 

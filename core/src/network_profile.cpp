@@ -11,9 +11,8 @@ namespace {
 
 bool valid_name(const std::string& name) {
   if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-  });
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; });
 }
 
 // A profile may set only the families it exists for (docs/profiles.md): never PATH, LD_PRELOAD,
@@ -29,8 +28,8 @@ bool has_control_bytes(const std::string& text) {
 // <dir>/<name>.conf must stay inside dir.
 bool is_profile_name(const std::string& name) {
   return !name.empty() && name.size() <= 64 && name.front() != '.' && std::all_of(name.begin(), name.end(), [](char c) {
-           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
-         });
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+  });
 }
 
 bool is_known(const std::string& placeholder) {
@@ -52,8 +51,8 @@ std::string mount_placeholder_list() {
 // Characters a mount path may hold: pyxis splits its list at ',' and ':', enroot's fstab at blanks
 // and expands '$'; none of those can be escaped in both.
 bool plain_path_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '/' || c == '.' || c == '_' ||
-         c == '-' || c == '+' || c == '@';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '/' || c == '.' || c == '_' || c == '-' ||
+         c == '+' || c == '@';
 }
 
 // "" when `path` is an absolute, normalised, plain path other than "/", else why not.
@@ -120,8 +119,7 @@ ProfileMountLine parse_mount_line(const std::string& words_text, const std::stri
   if (words.empty()) throw ProfileError(where + ": " + usage + ": no SOURCE");
   for (const std::string& word : words)
     if (word == "ro" || word == "rw") throw ProfileError(where + ": " + usage + ": ro or rw comes once, last");
-  if (words.size() > 2)
-    throw ProfileError(where + ": " + usage + ": '" + quote_bounded(words.back()) + "' is neither a path nor ro or rw");
+  if (words.size() > 2) throw ProfileError(where + ": " + usage + ": '" + quote_bounded(words.back()) + "' is neither a path nor ro or rw");
   mount.source_template = words[0];
   mount.destination_template = words.size() == 2 ? words[1] : words[0];
   for (const std::string* path : {&mount.source_template, &mount.destination_template}) {
@@ -166,8 +164,8 @@ NetworkProfile parse_profile(const std::string& text, const std::string& name, c
       mount.line_number = number;
       mount.condition = entry.condition;
       if (!mount.condition.empty() && !is_mount_placeholder(mount.condition))
-        throw ProfileError(where + ": a mount's condition may use only " + mount_placeholder_list() + ", not '" +
-                           mount.condition + "': one container serves every task of the node");
+        throw ProfileError(where + ": a mount's condition may use only " + mount_placeholder_list() + ", not '" + mount.condition +
+                           "': one container serves every task of the node");
       profile.mounts.push_back(std::move(mount));
       continue;
     }
@@ -182,14 +180,12 @@ NetworkProfile parse_profile(const std::string& text, const std::string& name, c
       lhs.pop_back();
     }
     entry.name = trim(lhs);
-    if (!valid_name(entry.name))
-      throw ProfileError(where + ": '" + quote_bounded(entry.name) + "' is not a valid variable name");
+    if (!valid_name(entry.name)) throw ProfileError(where + ": '" + quote_bounded(entry.name) + "' is not a valid variable name");
     if (!allowed_name(entry.name))
       throw ProfileError(where + ": " + entry.name +
                          " is outside the variables a profile may set (NCCL_*, FI_*, GPUDIRECT_*, LD_LIBRARY_PATH)");
     entry.value_template = line.substr(eq + 1);
-    if (has_control_bytes(entry.value_template))
-      throw ProfileError(where + ": control characters in the value of " + entry.name);
+    if (has_control_bytes(entry.value_template)) throw ProfileError(where + ": control characters in the value of " + entry.name);
     expand(entry.value_template, where, [&](const std::string& placeholder) {
       if (!is_known(placeholder)) throw ProfileError(where + ": unknown placeholder ${" + quote_bounded(placeholder) + "}");
       return std::string();
@@ -274,10 +270,11 @@ std::vector<ContainerMount> render_mounts(const NetworkProfile& profile, const P
         break;
       }
       if (mounts[i].destination == mount.destination)
-        throw ProfileError(where + ": " + mount.destination + " is mounted already (" + origins[i] + ") from another source or with other flags");
+        throw ProfileError(where + ": " + mount.destination + " is mounted already (" + origins[i] +
+                           ") from another source or with other flags");
       if (is_path_within(mounts[i].destination, mount.destination))
-        throw ProfileError(where + ": the mount on " + mount.destination + " would hide the one on " + mounts[i].destination +
-                           " (" + origins[i] + "): put the outer one first");
+        throw ProfileError(where + ": the mount on " + mount.destination + " would hide the one on " + mounts[i].destination + " (" +
+                           origins[i] + "): put the outer one first");
     }
     if (repeated) continue;
     mounts.push_back(std::move(mount));

@@ -13,14 +13,14 @@ namespace {
 using NvmlReturn = int;  // nvmlReturn_t; 0 is NVML_SUCCESS
 using NvmlDevice = struct NvmlDeviceOpaque*;
 
-struct NvmlPciInfo {        // nvmlPciInfo_t
+struct NvmlPciInfo {  // nvmlPciInfo_t
   char bus_id_legacy[16];
   unsigned int domain;
   unsigned int bus;
   unsigned int device;
   unsigned int pci_device_id;
   unsigned int pci_subsystem_id;
-  char bus_id[32];          // "00000000:04:00.0"
+  char bus_id[32];  // "00000000:04:00.0"
 };
 
 class NvmlResolver final : public GpuUuidResolver {
@@ -115,9 +115,7 @@ class NvmlResolver final : public GpuUuidResolver {
 
 }  // namespace
 
-std::unique_ptr<GpuUuidResolver> make_nvml_resolver(std::string library) {
-  return std::make_unique<NvmlResolver>(std::move(library));
-}
+std::unique_ptr<GpuUuidResolver> make_nvml_resolver(std::string library) { return std::make_unique<NvmlResolver>(std::move(library)); }
 
 GpuUuidResolver& nvml_resolver() {
   static const std::unique_ptr<GpuUuidResolver> resolver = make_nvml_resolver();

@@ -14,8 +14,8 @@ namespace {
 }
 
 // One hex field of 1..max_digits digits, at most max_value; nothing else (no sign, no 0x).
-std::uint32_t hex_field(std::string_view field, std::size_t max_digits, std::uint32_t max_value,
-                        std::string_view name, std::string_view text) {
+std::uint32_t hex_field(std::string_view field, std::size_t max_digits, std::uint32_t max_value, std::string_view name,
+                        std::string_view text) {
   if (field.empty() || field.size() > max_digits) reject(text, std::string(name) + " has the wrong number of digits");
   std::uint32_t value = 0;
   const char* end = field.data() + field.size();
@@ -36,10 +36,8 @@ PciAddress PciAddress::parse(std::string_view text) {
   const std::string_view bus_part = head.substr(0, last_colon);
   const auto first_colon = bus_part.rfind(':');
   PciAddress address;
-  if (first_colon != std::string_view::npos)
-    address.domain = hex_field(bus_part.substr(0, first_colon), 8, 0xffffffffU, "domain", text);
-  address.bus = hex_field(bus_part.substr(first_colon == std::string_view::npos ? 0 : first_colon + 1), 2, 0xff,
-                          "bus", text);
+  if (first_colon != std::string_view::npos) address.domain = hex_field(bus_part.substr(0, first_colon), 8, 0xffffffffU, "domain", text);
+  address.bus = hex_field(bus_part.substr(first_colon == std::string_view::npos ? 0 : first_colon + 1), 2, 0xff, "bus", text);
   address.device = hex_field(head.substr(last_colon + 1), 2, 0x1f, "device", text);
   address.function = hex_field(text.substr(dot + 1), 1, 0x7, "function", text);
   return address;

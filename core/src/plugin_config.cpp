@@ -46,9 +46,8 @@ bool is_profile_name(const std::string& value) {
 }
 
 bool is_machine_name(const std::string& value) {
-  return value.size() <= 32 && std::all_of(value.begin(), value.end(), [](char c) {
-           return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
-         });
+  return value.size() <= 32 && std::all_of(value.begin(), value.end(),
+                                           [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_'; });
 }
 
 }  // namespace
@@ -131,8 +130,7 @@ std::string describe(const PluginConfig& config) {
   out += " topology=" + (config.topology.empty() ? std::string("(live hwloc)") : config.topology);
   out += " topology_cache=" + (config.topology_cache.empty() ? std::string("off") : config.topology_cache);
   out += std::string(" cpu_bind=") + (config.cpu_bind ? "on" : "off");
-  if (!config.rxdm_ready.empty())
-    out += " rxdm_ready=" + config.rxdm_ready + " rxdm_timeout=" + std::to_string(config.rxdm_timeout_s);
+  if (!config.rxdm_ready.empty()) out += " rxdm_ready=" + config.rxdm_ready + " rxdm_timeout=" + std::to_string(config.rxdm_timeout_s);
   return out;
 }
 

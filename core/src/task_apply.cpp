@@ -21,8 +21,8 @@ NodeReadiness wait_for_node_readiness(const ModeDecision& decision, const Plugin
   return readiness;
 }
 
-TaskApplyResult apply_task(const Topology& topology, const NodePlan& plan, const TaskSetupInput& input,
-                           const NodeReadiness& readiness, TaskProcess& process) {
+TaskApplyResult apply_task(const Topology& topology, const NodePlan& plan, const TaskSetupInput& input, const NodeReadiness& readiness,
+                           TaskProcess& process) {
   TaskApplyResult result;
   const auto failed = [&](TaskApplyResult::Failure failure, std::string detail) {
     result.failure = failure;

@@ -55,8 +55,7 @@ std::vector<int> select_gpus(const Topology& topology, const TaskSetupInput& inp
   try {
     GpuUuidResolver& resolver = input.uuid_resolver ? *input.uuid_resolver : nvml_resolver();
     const std::string step_name = env.count("SLURM_STEP_GPUS") ? "SLURM_STEP_GPUS" : "SLURM_JOB_GPUS";
-    const std::string visible =
-        gpu_uuids_to_indices(selection.cuda_visible_devices, "CUDA_VISIBLE_DEVICES", topology, resolver);
+    const std::string visible = gpu_uuids_to_indices(selection.cuda_visible_devices, "CUDA_VISIBLE_DEVICES", topology, resolver);
     if (visible != selection.cuda_visible_devices) {
       selection.cuda_visible_devices = visible;
       selection.slurm_step_gpus.clear();
@@ -79,8 +78,7 @@ std::vector<int> select_gpus(const Topology& topology, const TaskSetupInput& inp
   }
   if (gpus.empty())
     throw fail("--gpu-direct=" + std::string(to_string(mode)) + " needs GPUs, but " +
-               (topology.gpus.empty() ? "the topology (" + topology.source + ") has none"
-                                      : std::string("this task was given none")) +
+               (topology.gpus.empty() ? "the topology (" + topology.source + ") has none" : std::string("this task was given none")) +
                ": request GPUs (--gpus-per-task=1) or use --gpu-direct=off");
   return gpus;
 }
@@ -127,8 +125,7 @@ NicNames nic_names_of(const Topology& topology, const NodePlan& plan, const Task
 
 // A topology file names the NICs of the node it was saved on: on a node whose interfaces are
 // named otherwise the profile would hand NCCL names that do not exist here.
-void check_interfaces_exist(const Topology& topology, const NicNames& names, const std::vector<std::string>& present,
-                            const Fail& fail) {
+void check_interfaces_exist(const Topology& topology, const NicNames& names, const std::vector<std::string>& present, const Fail& fail) {
   std::vector<std::string> named = names.data_nics;
   named.insert(named.end(), names.task_nics.begin(), names.task_nics.end());
   named.insert(named.end(), names.host_nics.begin(), names.host_nics.end());
@@ -147,19 +144,22 @@ void check_interfaces_exist(const Topology& topology, const NicNames& names, con
 // rdma and gib need RDMA devices on the task's NICs.
 void check_mode_has_nics(Mode mode, const NicNames& names, const Fail& fail) {
   if (mode == Mode::rdma && names.rdma.empty())
-    throw fail("--gpu-direct=rdma needs RDMA NICs next to the task's GPUs, and none has an RDMA device: "
-               "use --gpu-direct=tcpxo/tcpx on Google A3 nodes, or off");
+    throw fail(
+        "--gpu-direct=rdma needs RDMA NICs next to the task's GPUs, and none has an RDMA device: "
+        "use --gpu-direct=tcpxo/tcpx on Google A3 nodes, or off");
   if (mode == Mode::gib && names.ib.empty())
-    throw fail("--gpu-direct=gib needs the RoCE NICs next to the task's GPUs (A3 Ultra, A4: one per GPU), and none has an "
-               "RDMA device here: check the NICs' driver (ibv_devices lists them), use --gpu-direct=tcpxo/tcpx on A3 "
-               "Mega/High nodes, or off");
+    throw fail(
+        "--gpu-direct=gib needs the RoCE NICs next to the task's GPUs (A3 Ultra, A4: one per GPU), and none has an "
+        "RDMA device here: check the NICs' driver (ibv_devices lists them), use --gpu-direct=tcpxo/tcpx on A3 "
+        "Mega/High nodes, or off");
 }
 
 // Why a placeholder the profile uses came out empty, appended to the ProfileError's message.
 std::string explain_profile_error(std::string why, const Topology& topology, const NodePlan& plan, const TaskBinding& binding,
                                   const GibMachine& machine) {
   if (why.find("${GIB_MACHINE}") != std::string::npos) {
-    why += " (" + machine.why + "): set gib_machine= in plugstack.conf to the machine of the tuner config to use, e.g. "
+    why += " (" + machine.why +
+           "): set gib_machine= in plugstack.conf to the machine of the tuner config to use, e.g. "
            "gib_machine=a4 for /usr/local/gib/configs/tuner_config_a4.txtpb";
   } else if (why.find("${CTRL_NIC}") != std::string::npos || why.find("${HOST_NICS}") != std::string::npos) {
     // Say why there is no control NIC name rather than leave an empty one to the profile.
@@ -168,8 +168,7 @@ std::string explain_profile_error(std::string why, const Topology& topology, con
     else
       why += " (the control NIC " + nic_bus_id(topology.nics[static_cast<std::size_t>(*plan.control_nic)]) +
              " has no network interface on this node: check its driver, or give a topology file with its name)";
-  } else if ((why.find("${DATA_NICS}") != std::string::npos || why.find("${TASK_NICS}") != std::string::npos) &&
-             !binding.gpus.empty()) {
+  } else if ((why.find("${DATA_NICS}") != std::string::npos || why.find("${TASK_NICS}") != std::string::npos) && !binding.gpus.empty()) {
     const int g = binding.gpus.front();
     const std::string& note = plan.gpus[static_cast<std::size_t>(g)].nic_note;
     if (!note.empty()) why += " (GPU " + std::to_string(g) + ": " + note + ")";
@@ -178,9 +177,9 @@ std::string explain_profile_error(std::string why, const Topology& topology, con
 }
 
 // The mode's profile rendered for this task: the caller's copy when it loaded that profile already.
-std::vector<EnvAction> render_profile(const Topology& topology, const NodePlan& plan, const TaskSetupInput& input,
-                                      const TaskSetup& setup, const NicNames& names, const std::vector<std::string>& gpu_ids,
-                                      const std::string& lib_dir, const Fail& fail) {
+std::vector<EnvAction> render_profile(const Topology& topology, const NodePlan& plan, const TaskSetupInput& input, const TaskSetup& setup,
+                                      const NicNames& names, const std::vector<std::string>& gpu_ids, const std::string& lib_dir,
+                                      const Fail& fail) {
   // A tuner config per machine: from the plugstack line, else from the GPUs.
   const GibMachine machine = input.config.gib_machine.empty() ? gib_machine(topology) : GibMachine{input.config.gib_machine, ""};
   const ProfileInputs inputs{{"TASK_NICS", join(names.task_nics)},
@@ -218,8 +217,7 @@ std::vector<std::string> transport_nic_names(const Topology& topology, Mode mode
 }
 
 // torch.distributed's variables (torch_env.hpp), GLOO_SOCKET_IFNAME from the task's NICs.
-std::vector<EnvAction> torch_env(const Topology& topology, const TaskSetupInput& input, const TaskBinding& binding,
-                                 const Fail& fail) {
+std::vector<EnvAction> torch_env(const Topology& topology, const TaskSetupInput& input, const TaskBinding& binding, const Fail& fail) {
   std::vector<std::string> interfaces;
   for (int n : binding.nics)
     if (const std::string& name = topology.nics[static_cast<std::size_t>(n)].interface_name; !name.empty()) interfaces.push_back(name);
@@ -240,10 +238,9 @@ std::string task_summary(const Topology& topology, const TaskSetupInput& input, 
   std::vector<std::string> numa;
   for (int n : setup.binding.numa_nodes) numa.push_back(std::to_string(n));
   std::string summary = "gpudirect: " + node + " task " + env_or(env, "SLURM_PROCID", "?") + " (local " +
-                        env_or(env, "SLURM_LOCALID", "?") + "): mode " + std::string(to_string(setup.mode)) + " gpus " +
-                        join(gpu_ids) + " [" + join(buses) + "] nics " + join(nic_names) + " cpus " +
-                        setup.binding.cpus.to_list() + (setup.set_affinity ? "" : " (not bound)") + " numa " +
-                        (numa.empty() ? std::string("?") : join(numa));
+                        env_or(env, "SLURM_LOCALID", "?") + "): mode " + std::string(to_string(setup.mode)) + " gpus " + join(gpu_ids) +
+                        " [" + join(buses) + "] nics " + join(nic_names) + " cpus " + setup.binding.cpus.to_list() +
+                        (setup.set_affinity ? "" : " (not bound)") + " numa " + (numa.empty() ? std::string("?") : join(numa));
   if (!setup.mode_reason.empty()) summary += " [" + setup.mode_reason + "]";
   if (!setup.binding.warning.empty()) summary += "; warning: " + setup.binding.warning;
   return summary;
@@ -264,8 +261,8 @@ TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSe
   setup.mode = decision.mode;
   setup.mode_reason = decision.reason;
   if (setup.mode == Mode::off) {
-    setup.summary = "gpudirect: " + node + ": mode off" + (setup.mode_reason.empty() ? "" : " [" + setup.mode_reason + "]") +
-                    ", environment untouched";
+    setup.summary =
+        "gpudirect: " + node + ": mode off" + (setup.mode_reason.empty() ? "" : " [" + setup.mode_reason + "]") + ", environment untouched";
     return setup;
   }
 

@@ -41,12 +41,12 @@ std::optional<T> try_parse_integer(std::string_view text, T min, T max, int base
 template <std::integral T>
 T parse_integer(std::string_view text, std::string_view field, T min, T max, int base) {
   if (auto value = try_parse_integer<T>(text, min, max, base)) return *value;
-  throw std::invalid_argument(std::string(field) + ": expected " + (base == 16 ? "a hexadecimal integer" : "an integer") +
-                              " in " + std::to_string(min) + ".." + std::to_string(max) + ", got '" + std::string(text) + "'");
+  throw std::invalid_argument(std::string(field) + ": expected " + (base == 16 ? "a hexadecimal integer" : "an integer") + " in " +
+                              std::to_string(min) + ".." + std::to_string(max) + ", got '" + std::string(text) + "'");
 }
 
-#define GPUDIRECT_INSTANTIATE(T)                                                                    \
-  template std::optional<T> try_parse_integer<T>(std::string_view, T, T, int);                    \
+#define GPUDIRECT_INSTANTIATE(T)                                               \
+  template std::optional<T> try_parse_integer<T>(std::string_view, T, T, int); \
   template T parse_integer<T>(std::string_view, std::string_view, T, T, int);
 GPUDIRECT_INSTANTIATE(int)
 GPUDIRECT_INSTANTIATE(unsigned)

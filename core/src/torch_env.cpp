@@ -5,12 +5,9 @@
 
 namespace gpudirect {
 
-std::vector<EnvAction> torch_distributed_env(const std::map<std::string, std::string>& env,
-                                             const std::vector<std::string>& interfaces) {
+std::vector<EnvAction> torch_distributed_env(const std::map<std::string, std::string>& env, const std::vector<std::string>& interfaces) {
   std::vector<EnvAction> actions;
-  const auto add = [&](const char* name, const std::string& value) {
-    actions.push_back({name, value, EnvActionKind::set_if_unset});
-  };
+  const auto add = [&](const char* name, const std::string& value) { actions.push_back({name, value, EnvActionKind::set_if_unset}); };
   if (const auto task = slurm_step_task(env)) {
     add("RANK", std::to_string(task->rank));
     add("WORLD_SIZE", std::to_string(task->size));

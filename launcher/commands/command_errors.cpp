@@ -4,9 +4,7 @@
 
 namespace gpudirect::launcher {
 
-int usage_or_failure(const std::exception& error) {
-  return dynamic_cast<const UsageError*>(&error) ? kExitUsage : kExitFailure;
-}
+int usage_or_failure(const std::exception& error) { return dynamic_cast<const UsageError*>(&error) ? kExitUsage : kExitFailure; }
 
 int run_command(std::string_view prefix, const std::function<int()>& body, int (*exit_code_for)(const std::exception&)) {
   try {

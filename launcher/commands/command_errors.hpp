@@ -31,7 +31,6 @@ int usage_or_failure(const std::exception& error);
 
 // Runs a command's body and returns its exit code. An exception it lets out is printed on stderr
 // as "<prefix>: <what>" and ends the command with exit_code_for(the exception).
-int run_command(std::string_view prefix, const std::function<int()>& body,
-                int (*exit_code_for)(const std::exception&) = usage_or_failure);
+int run_command(std::string_view prefix, const std::function<int()>& body, int (*exit_code_for)(const std::exception&) = usage_or_failure);
 
 }  // namespace gpudirect::launcher

@@ -35,16 +35,23 @@ PrometheusTextfile bench_metrics(const BenchRunResult& run) {
   PrometheusTextfile file;
   file.declare("gpudirect_bench_busbw_gbps", MetricType::gauge,
                "Average bus bandwidth of the run over every row, in GB/s (1e9 bytes/s): nccl-tests' '# Avg bus bandwidth'");
-  file.declare("gpudirect_bench_size_busbw_gbps", MetricType::gauge, "Bus bandwidth of one row (message size, type, op, placement), in GB/s (1e9 bytes/s)");
-  file.declare("gpudirect_bench_size_algbw_gbps", MetricType::gauge, "Algorithm bandwidth (bytes / time) of one row, in GB/s (1e9 bytes/s)");
-  file.declare("gpudirect_bench_size_time_seconds", MetricType::gauge, "Time per collective call of one row (averaged over ranks as -a says), in seconds");
+  file.declare("gpudirect_bench_size_busbw_gbps", MetricType::gauge,
+               "Bus bandwidth of one row (message size, type, op, placement), in GB/s (1e9 bytes/s)");
+  file.declare("gpudirect_bench_size_algbw_gbps", MetricType::gauge,
+               "Algorithm bandwidth (bytes / time) of one row, in GB/s (1e9 bytes/s)");
+  file.declare("gpudirect_bench_size_time_seconds", MetricType::gauge,
+               "Time per collective call of one row (averaged over ranks as -a says), in seconds");
   file.declare("gpudirect_bench_ranks", MetricType::gauge, "Ranks in the run");
-  file.declare("gpudirect_bench_wrong_values", MetricType::gauge, "Values that failed the correctness check over every row (nccl-tests' '# Out of bounds values')");
-  file.declare("gpudirect_bench_min_busbw_gbps", MetricType::gauge, "The --min-busbw / NCCL_TESTS_MIN_BW threshold in GB/s (only when one was given)");
-  file.declare("gpudirect_bench_passed", MetricType::gauge, "1 when no value was wrong and the average bus bandwidth was not under 0.9 x the threshold, else 0");
+  file.declare("gpudirect_bench_wrong_values", MetricType::gauge,
+               "Values that failed the correctness check over every row (nccl-tests' '# Out of bounds values')");
+  file.declare("gpudirect_bench_min_busbw_gbps", MetricType::gauge,
+               "The --min-busbw / NCCL_TESTS_MIN_BW threshold in GB/s (only when one was given)");
+  file.declare("gpudirect_bench_passed", MetricType::gauge,
+               "1 when no value was wrong and the average bus bandwidth was not under 0.9 x the threshold, else 0");
   file.declare("gpudirect_bench_slowest_rank_seconds", MetricType::gauge,
                "The slowest rank's time per call summed over every row, in seconds (labels: its rank and host)");
-  file.declare("gpudirect_bench_median_rank_seconds", MetricType::gauge, "The median over ranks of each rank's time per call summed over every row, in seconds");
+  file.declare("gpudirect_bench_median_rank_seconds", MetricType::gauge,
+               "The median over ranks of each rank's time per call summed over every row, in seconds");
   file.declare("gpudirect_bench_straggler", MetricType::gauge,
                "1 when the slowest rank is a straggler (" + describe(kBenchStragglerRule) + "), else 0 (labels: its rank and host)");
   file.declare("gpudirect_bench_timestamp_seconds", MetricType::gauge, "When the run finished, in seconds since the Unix epoch");
@@ -55,7 +62,9 @@ PrometheusTextfile bench_metrics(const BenchRunResult& run) {
   std::set<std::tuple<std::size_t, std::string, std::string, bool>> written;
   for (const auto& row : run.rows) {
     if (!written.emplace(row.bytes, row.type, row.redop, row.in_place).second) continue;
-    const Labels labels = with({{"size_bytes", std::to_string(row.bytes)}, {"type", row.type}, {"redop", row.redop},
+    const Labels labels = with({{"size_bytes", std::to_string(row.bytes)},
+                                {"type", row.type},
+                                {"redop", row.redop},
                                 {"placement", row.in_place ? "in_place" : "out_of_place"}});
     file.add("gpudirect_bench_size_busbw_gbps", labels, row.busbw_gbps);
     file.add("gpudirect_bench_size_algbw_gbps", labels, row.algbw_gbps);

@@ -24,11 +24,11 @@ struct BenchRowResult {
 
 struct BenchRunResult {
   std::string collective, backend;
-  std::string job_id;               // SLURM_JOB_ID; empty outside Slurm (no job_id label then)
-  std::vector<std::string> hosts;   // rank -> host
+  std::string job_id;              // SLURM_JOB_ID; empty outside Slurm (no job_id label then)
+  std::vector<std::string> hosts;  // rank -> host
   std::vector<BenchRowResult> rows;
   double avg_busbw_gbps = 0;
-  double min_busbw_gbps = 0;        // the threshold; 0 when none was given
+  double min_busbw_gbps = 0;  // the threshold; 0 when none was given
   std::size_t wrong_total = 0;
   bool passed = true;
   double finished_unix_seconds = 0;

@@ -24,11 +24,21 @@ bool is_utf8(std::string_view text) {
     const auto c = static_cast<unsigned char>(text[i]);
     std::size_t extra = 0;
     std::uint32_t code = 0;
-    if (c < 0x80) { ++i; continue; }
-    if ((c & 0xE0) == 0xC0) { extra = 1; code = c & 0x1Fu; }
-    else if ((c & 0xF0) == 0xE0) { extra = 2; code = c & 0x0Fu; }
-    else if ((c & 0xF8) == 0xF0) { extra = 3; code = c & 0x07u; }
-    else return false;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    if ((c & 0xE0) == 0xC0) {
+      extra = 1;
+      code = c & 0x1Fu;
+    } else if ((c & 0xF0) == 0xE0) {
+      extra = 2;
+      code = c & 0x0Fu;
+    } else if ((c & 0xF8) == 0xF0) {
+      extra = 3;
+      code = c & 0x07u;
+    } else
+      return false;
     if (i + extra >= text.size()) return false;  // truncated sequence
     for (std::size_t k = 1; k <= extra; ++k) {
       const auto next = static_cast<unsigned char>(text[i + k]);
@@ -65,10 +75,14 @@ std::string escape_label_value(std::string_view value) {
   std::string out;
   out.reserve(value.size());
   for (const char c : value) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -77,9 +91,12 @@ std::string escape_help(std::string_view help) {
   std::string out;
   out.reserve(help.size());
   for (const char c : help) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -90,7 +107,8 @@ std::string format_value(double value) {
   char text[64];
   // Whole numbers as integers (a timestamp reads 1700000000, not 1.7e+09); the rest in the shortest form.
   const bool whole = std::abs(value) < 1e15 && value == std::trunc(value);
-  const auto result = whole ? std::to_chars(text, text + sizeof text, value, std::chars_format::fixed) : std::to_chars(text, text + sizeof text, value);
+  const auto result =
+      whole ? std::to_chars(text, text + sizeof text, value, std::chars_format::fixed) : std::to_chars(text, text + sizeof text, value);
   return std::string(text, result.ptr);
 }
 
@@ -140,11 +158,13 @@ void check_writable(const std::filesystem::path& path) {
   const std::filesystem::path directory = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
   std::error_code error;
   if (!std::filesystem::is_directory(directory, error))
-    throw std::runtime_error("metrics file " + path.string() + ": the directory " + directory.string() + " does not exist; create it first");
+    throw std::runtime_error("metrics file " + path.string() + ": the directory " + directory.string() +
+                             " does not exist; create it first");
   if (::access(directory.c_str(), W_OK | X_OK) != 0)
     throw write_error(path, "cannot write in " + directory.string(), errno, "choose a directory this user may write to");
   if (std::filesystem::is_directory(path, error))
-    throw std::runtime_error("metrics file " + path.string() + ": is a directory; give a file name such as " + (path / "gpudirect.prom").string());
+    throw std::runtime_error("metrics file " + path.string() + ": is a directory; give a file name such as " +
+                             (path / "gpudirect.prom").string());
 }
 
 PrometheusTextfile::Family& PrometheusTextfile::family(std::string_view name) {
@@ -172,8 +192,10 @@ void PrometheusTextfile::add(std::string_view name, Labels labels, double value,
       throw std::invalid_argument("metric " + in_quotes(name) + ": label name " + in_quotes(label) +
                                   " is not valid: expected [a-zA-Z_][a-zA-Z0-9_]* not starting with __");
     for (std::size_t j = 0; j < i; ++j)
-      if (labels[j].first == label) throw std::invalid_argument("metric " + in_quotes(name) + ": label " + in_quotes(label) + " is given twice");
-    if (!is_utf8(text)) throw std::invalid_argument("metric " + in_quotes(name) + ": the value of label " + in_quotes(label) + " is not UTF-8");
+      if (labels[j].first == label)
+        throw std::invalid_argument("metric " + in_quotes(name) + ": label " + in_quotes(label) + " is given twice");
+    if (!is_utf8(text))
+      throw std::invalid_argument("metric " + in_quotes(name) + ": the value of label " + in_quotes(label) + " is not UTF-8");
   }
   if (f.type == MetricType::counter && !(value >= 0 && std::isfinite(value)))
     throw std::invalid_argument("counter " + in_quotes(name) + ": value " + format_value(value) + " is not a finite count >= 0");

@@ -9,7 +9,8 @@ namespace gpudirect::launcher::metrics {
 std::string describe(const StragglerRule& rule) {
   char text[96];
   const bool micro = rule.min_gap_seconds < 1e-3;
-  std::snprintf(text, sizeof text, "over %g x the median and %g %s above it", rule.ratio, rule.min_gap_seconds * (micro ? 1e6 : 1e3), micro ? "us" : "ms");
+  std::snprintf(text, sizeof text, "over %g x the median and %g %s above it", rule.ratio, rule.min_gap_seconds * (micro ? 1e6 : 1e3),
+                micro ? "us" : "ms");
   return text;
 }
 

@@ -27,7 +27,8 @@ PrometheusTextfile train_metrics(const TrainProgress& p) {
   file.declare("gpudirect_train_slowest_rank_compute_seconds", MetricType::gauge,
                "The last step's slowest rank by compute time (its step minus the communication it waited for), in seconds "
                "(labels: its rank and host)");
-  file.declare("gpudirect_train_median_rank_compute_seconds", MetricType::gauge, "The last step's median compute time over ranks, in seconds");
+  file.declare("gpudirect_train_median_rank_compute_seconds", MetricType::gauge,
+               "The last step's median compute time over ranks, in seconds");
   file.declare("gpudirect_train_straggler", MetricType::gauge,
                "1 when the last step's slowest rank is a straggler (compute time " + describe(kTrainStragglerRule) +
                    "), else 0 (labels: its rank and host)");

@@ -24,7 +24,8 @@ BackendDecision decide_backend(std::string_view asked, const CudaSupport& suppor
     if (problem.empty())
       d.cuda = true;
     else
-      d.refusal = "--backend nccl: " + problem + "; run one rank per GPU on a GPU node (rebuild with CUDA where it is missing), or use "
+      d.refusal = "--backend nccl: " + problem +
+                  "; run one rank per GPU on a GPU node (rebuild with CUDA where it is missing), or use "
                   "--backend libfabric for the CPU model";
     return d;
   }

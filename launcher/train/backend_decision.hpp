@@ -9,10 +9,10 @@ namespace gpudirect::train {
 
 // What this build and node offer the CUDA model (filled by the caller from train/cuda/).
 struct CudaSupport {
-  bool built = false;           // this binary has the CUDA model (CUDA, cuBLAS and NCCL were found)
-  std::string device_problem;   // empty when a CUDA device is usable, else why not
-  std::string cublas_problem;   // empty when cuBLAS loads, else why not
-  int devices = 0;              // visible CUDA devices
+  bool built = false;          // this binary has the CUDA model (CUDA, cuBLAS and NCCL were found)
+  std::string device_problem;  // empty when a CUDA device is usable, else why not
+  std::string cublas_problem;  // empty when cuBLAS loads, else why not
+  int devices = 0;             // visible CUDA devices
 };
 
 struct BackendDecision {

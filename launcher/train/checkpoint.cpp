@@ -45,21 +45,29 @@ class Checksum {
 
 nlohmann::json to_json(const CheckpointHeader& h) {
   const GptConfig& c = h.config;
-  return {{"config",
-           {{"preset", c.preset}, {"layers", c.layers}, {"heads", c.heads}, {"width", c.width}, {"seq_len", c.seq_len},
-            {"vocab", c.vocab}, {"micro_batch", c.micro_batch}, {"grad_accum", c.grad_accum}, {"seed", c.seed}}},
-          {"step", h.step},
-          {"world", h.world},
-          {"zero1", h.zero1},
-          {"data", h.data},
-          // The data order and the mock generator are functions of (seed, step, world): the next
-          // batch is fully determined by these, so they are the data position and RNG state.
-          {"data_position", {{"next_step", h.step}, {"sequences_per_step", static_cast<long>(h.world) * c.micro_batch * c.grad_accum}}},
-          {"rng", {{"seed", c.seed}}},
-          {"parameters", h.parameters},
-          {"adamw", {{"beta1", h.adamw.beta1}, {"beta2", h.adamw.beta2}, {"epsilon", h.adamw.epsilon}, {"weight_decay", h.adamw.weight_decay}}},
-          {"schedule", {{"lr", h.schedule.lr}, {"min_lr", h.schedule.min_lr}, {"warmup", h.schedule.warmup}, {"total", h.schedule.total}}},
-          {"grad_clip", h.grad_clip}};
+  return {
+      {"config",
+       {{"preset", c.preset},
+        {"layers", c.layers},
+        {"heads", c.heads},
+        {"width", c.width},
+        {"seq_len", c.seq_len},
+        {"vocab", c.vocab},
+        {"micro_batch", c.micro_batch},
+        {"grad_accum", c.grad_accum},
+        {"seed", c.seed}}},
+      {"step", h.step},
+      {"world", h.world},
+      {"zero1", h.zero1},
+      {"data", h.data},
+      // The data order and the mock generator are functions of (seed, step, world): the next
+      // batch is fully determined by these, so they are the data position and RNG state.
+      {"data_position", {{"next_step", h.step}, {"sequences_per_step", static_cast<long>(h.world) * c.micro_batch * c.grad_accum}}},
+      {"rng", {{"seed", c.seed}}},
+      {"parameters", h.parameters},
+      {"adamw", {{"beta1", h.adamw.beta1}, {"beta2", h.adamw.beta2}, {"epsilon", h.adamw.epsilon}, {"weight_decay", h.adamw.weight_decay}}},
+      {"schedule", {{"lr", h.schedule.lr}, {"min_lr", h.schedule.min_lr}, {"warmup", h.schedule.warmup}, {"total", h.schedule.total}}},
+      {"grad_clip", h.grad_clip}};
 }
 
 CheckpointHeader from_json(const nlohmann::json& j) {
@@ -104,7 +112,8 @@ class File {
     while (bytes > 0) {
       const ssize_t n = ::write(fd_, p, bytes);
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) throw CheckpointError("checkpoint " + path_ + ": write failed (" + std::strerror(errno) + "); check free space and permissions");
+      if (n <= 0)
+        throw CheckpointError("checkpoint " + path_ + ": write failed (" + std::strerror(errno) + "); check free space and permissions");
       p += n;
       bytes -= static_cast<std::size_t>(n);
     }
@@ -183,15 +192,19 @@ Checkpoint read_checkpoint(const std::string& path) {
   File file(path, O_RDONLY, "open it (give the path that --checkpoint wrote)");
   Checksum checksum;
   const auto get = [&](void* data, std::size_t bytes, const char* what) {
-    if (!file.read(data, bytes)) throw CheckpointError(where + "truncated (ends inside the " + std::string(what) + "); use an older checkpoint or start without --resume");
+    if (!file.read(data, bytes))
+      throw CheckpointError(where + "truncated (ends inside the " + std::string(what) +
+                            "); use an older checkpoint or start without --resume");
     checksum.add(data, bytes);
   };
   char magic[8];
   get(magic, sizeof(magic), "file magic");
-  if (std::memcmp(magic, kMagic, sizeof(magic)) != 0) throw CheckpointError(where + "not a gpudirect-launch train checkpoint (wrong magic)");
+  if (std::memcmp(magic, kMagic, sizeof(magic)) != 0)
+    throw CheckpointError(where + "not a gpudirect-launch train checkpoint (wrong magic)");
   std::uint32_t version = 0, length = 0;
   get(&version, sizeof(version), "version");
-  if (version != kVersion) throw CheckpointError(where + "format version " + std::to_string(version) + ", this build reads " + std::to_string(kVersion));
+  if (version != kVersion)
+    throw CheckpointError(where + "format version " + std::to_string(version) + ", this build reads " + std::to_string(kVersion));
   get(&length, sizeof(length), "header length");
   if (length > (1u << 20)) throw CheckpointError(where + "corrupt (header length " + std::to_string(length) + ")");
   std::string text(length, '\0');
@@ -214,7 +227,8 @@ Checkpoint read_checkpoint(const std::string& path) {
   if (!file.read(&stored, sizeof(stored)) || !file.read(end, sizeof(end)))
     throw CheckpointError(where + "truncated (no checksum at the end); the write was interrupted: use an older checkpoint");
   if (std::memcmp(end, kEndMagic, sizeof(end)) != 0 || stored != expected)
-    throw CheckpointError(where + "corrupt (checksum mismatch); the file was changed or damaged: use an older checkpoint or start without --resume");
+    throw CheckpointError(
+        where + "corrupt (checksum mismatch); the file was changed or damaged: use an older checkpoint or start without --resume");
   char extra = 0;
   if (file.read(&extra, 1)) throw CheckpointError(where + "corrupt (data after the end marker)");
   return checkpoint;

@@ -24,10 +24,10 @@ class CheckpointError : public std::runtime_error {
 
 struct CheckpointHeader {
   GptConfig config;
-  long step = 0;             // optimizer steps done; the next step to run
-  int world = 1;             // ranks of the run that wrote it (the data order depends on it)
+  long step = 0;  // optimizer steps done; the next step to run
+  int world = 1;  // ranks of the run that wrote it (the data order depends on it)
   bool zero1 = false;
-  std::string data;          // the data source's description ("mock (learnable)", "FILE (...)")
+  std::string data;  // the data source's description ("mock (learnable)", "FILE (...)")
   std::size_t parameters = 0;
   AdamWSettings adamw;
   LrSchedule schedule;

@@ -76,7 +76,8 @@ class TokenFileData final : public DataSource {
  public:
   TokenFileData(const BatchShape& shape, const std::string& path) : shape_(shape), path_(path) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw std::runtime_error("token file " + path + ": cannot open (" + std::strerror(errno) + "); give an existing file or --data mock");
+    if (fd < 0)
+      throw std::runtime_error("token file " + path + ": cannot open (" + std::strerror(errno) + "); give an existing file or --data mock");
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
       const int error = errno;
@@ -128,13 +129,15 @@ class TokenFileData final : public DataSource {
       if (header[1] != kLlmcVersion)
         throw std::runtime_error(where + "llm.c header version " + std::to_string(header[1]) + ", expected " +
                                  std::to_string(kLlmcVersion) + " (uint16 tokens); rewrite it with llm.c's current data scripts");
-      if (bytes_ < kLlmcHeaderBytes) throw std::runtime_error(where + "truncated llm.c header (" + std::to_string(bytes_) + " bytes, needs 1024)");
+      if (bytes_ < kLlmcHeaderBytes)
+        throw std::runtime_error(where + "truncated llm.c header (" + std::to_string(bytes_) + " bytes, needs 1024)");
       if (header[2] < 0) throw std::runtime_error(where + "llm.c header gives a negative token count");
       count_ = static_cast<std::size_t>(header[2]);
       const std::size_t body = bytes_ - kLlmcHeaderBytes;
       if (body != count_ * 2)
         throw std::runtime_error(where + "llm.c header says " + std::to_string(count_) + " tokens (" + std::to_string(count_ * 2) +
-                                 " bytes) but the file holds " + std::to_string(body) + " bytes after the header: truncated or not an llm.c file");
+                                 " bytes) but the file holds " + std::to_string(body) +
+                                 " bytes after the header: truncated or not an llm.c file");
       tokens_ = base_ + kLlmcHeaderBytes;
       format_ = "llm.c .bin v1";
     } else {

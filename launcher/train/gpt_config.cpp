@@ -33,8 +33,7 @@ GptConfig preset_config(std::string_view name) {
   if (name == "gpt3-5b") return make("gpt3-5b", 24, 32, 4096, 2048, 50257, 4);
   std::string known;
   for (const auto& n : preset_names()) known += (known.empty() ? "" : ", ") + n;
-  throw std::invalid_argument("gpudirect-launch train: unknown preset '" + std::string(name) + "' (known presets: " +
-                              known + ")");
+  throw std::invalid_argument("gpudirect-launch train: unknown preset '" + std::string(name) + "' (known presets: " + known + ")");
 }
 
 std::vector<std::string> preset_names() { return {"tiny", "gpt2-124m", "gpt3-5b"}; }
@@ -48,8 +47,8 @@ void validate(const GptConfig& c) {
   require_positive("micro_batch", "--micro-batch", c.micro_batch);
   require_positive("grad_accum", "--grad-accum", c.grad_accum);
   if (c.width % c.heads != 0) {
-    throw std::invalid_argument("gpudirect-launch train: width " + std::to_string(c.width) +
-                                " is not divisible by heads " + std::to_string(c.heads) +
+    throw std::invalid_argument("gpudirect-launch train: width " + std::to_string(c.width) + " is not divisible by heads " +
+                                std::to_string(c.heads) +
                                 " (each head gets width/heads channels; choose --width as a multiple of --heads)");
   }
   // Token ids are int32 and one batch's activations are indexed with size_t; guard the products that
@@ -64,13 +63,12 @@ void validate(const GptConfig& c) {
 std::size_t parameter_count(const GptConfig& c) {
   const std::size_t C = static_cast<std::size_t>(c.width);
   const std::size_t per_layer = 12 * C * C + 13 * C;
-  return static_cast<std::size_t>(c.vocab) * C + static_cast<std::size_t>(c.seq_len) * C +
-         static_cast<std::size_t>(c.layers) * per_layer + 2 * C;
+  return static_cast<std::size_t>(c.vocab) * C + static_cast<std::size_t>(c.seq_len) * C + static_cast<std::size_t>(c.layers) * per_layer +
+         2 * C;
 }
 
 double flops_per_token(const GptConfig& c) {
-  return 6.0 * static_cast<double>(parameter_count(c)) +
-         6.0 * static_cast<double>(c.layers) * c.width * static_cast<double>(c.seq_len);
+  return 6.0 * static_cast<double>(parameter_count(c)) + 6.0 * static_cast<double>(c.layers) * c.width * static_cast<double>(c.seq_len);
 }
 
 }  // namespace gpudirect::train

@@ -10,14 +10,14 @@
 namespace gpudirect::train {
 
 struct GptConfig {
-  std::string preset;       // name it came from ("tiny", "gpt2-124m", "gpt3-5b", or "custom")
-  int layers = 0;           // L
-  int heads = 0;            // H
-  int width = 0;            // C (model dimension; the MLP is 4C wide)
-  int seq_len = 0;          // T (also the size of the position table)
-  int vocab = 0;            // V
-  int micro_batch = 0;      // B, sequences per rank per forward/backward
-  int grad_accum = 1;       // micro-batches per optimizer step
+  std::string preset;   // name it came from ("tiny", "gpt2-124m", "gpt3-5b", or "custom")
+  int layers = 0;       // L
+  int heads = 0;        // H
+  int width = 0;        // C (model dimension; the MLP is 4C wide)
+  int seq_len = 0;      // T (also the size of the position table)
+  int vocab = 0;        // V
+  int micro_batch = 0;  // B, sequences per rank per forward/backward
+  int grad_accum = 1;   // micro-batches per optimizer step
   std::uint64_t seed = 1337;
 };
 

@@ -44,7 +44,8 @@ std::vector<std::size_t> BucketTracker::mark_ready(std::size_t offset, std::size
     const std::size_t stop = std::min(end, buckets_[i].offset + buckets_[i].count);
     if (begin < stop) ready_[i] += stop - begin;
     if (ready_[i] > buckets_[i].count)
-      throw std::logic_error("gradient bucket " + std::to_string(i) + " marked ready twice: the model reported a range twice in one backward");
+      throw std::logic_error("gradient bucket " + std::to_string(i) +
+                             " marked ready twice: the model reported a range twice in one backward");
   }
   std::vector<std::size_t> launch;
   while (next_ < buckets_.size() && ready_[next_] == buckets_[next_].count) launch.push_back(next_++);

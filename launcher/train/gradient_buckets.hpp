@@ -16,8 +16,8 @@ struct Bucket {
   std::size_t count = 0;   // elements (whole tensors, contiguous)
 };
 
-inline constexpr std::size_t kFirstBucketBytes = 1u << 20;   // 1 MiB, as DDP
-inline constexpr std::size_t kBucketBytes = 25u << 20;       // 25 MiB, as DDP
+inline constexpr std::size_t kFirstBucketBytes = 1u << 20;  // 1 MiB, as DDP
+inline constexpr std::size_t kBucketBytes = 25u << 20;      // 25 MiB, as DDP
 
 // Buckets cover every tensor exactly once, in decreasing offset order. A tensor larger than the
 // bucket size gets a bucket of its own.

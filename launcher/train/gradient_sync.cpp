@@ -66,8 +66,8 @@ void GradientSync::launch(std::size_t b) {
   std::memcpy(staging_[b], grads, buckets_[b].count * sizeof(float));
   // The padding beyond count stays zero from the constructor and from gather_parameters.
   std::fill(staging_[b] + buckets_[b].count, staging_[b] + size * static_cast<std::size_t>(world_), 0.0f);
-  pending_.push_back(comm_.reduce_scatter(staging_[b], staging_[b] + static_cast<std::size_t>(rank_) * size, size,
-                                          comm::DataType::float32, comm::ReduceOp::avg));
+  pending_.push_back(comm_.reduce_scatter(staging_[b], staging_[b] + static_cast<std::size_t>(rank_) * size, size, comm::DataType::float32,
+                                          comm::ReduceOp::avg));
 }
 
 double GradientSync::finish() {

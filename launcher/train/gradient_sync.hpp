@@ -21,8 +21,8 @@ namespace gpudirect::train {
 class GradientSync {
  public:
   // zero1: shard (zero1_in_effect() decides; at one rank only when forced).
-  GradientSync(comm::Communicator& comm, const ParameterLayout& layout, bool zero1,
-               std::size_t first_bucket_bytes = kFirstBucketBytes, std::size_t bucket_bytes = kBucketBytes);
+  GradientSync(comm::Communicator& comm, const ParameterLayout& layout, bool zero1, std::size_t first_bucket_bytes = kFirstBucketBytes,
+               std::size_t bucket_bytes = kBucketBytes);
   ~GradientSync();
   GradientSync(const GradientSync&) = delete;
   GradientSync& operator=(const GradientSync&) = delete;
@@ -61,7 +61,7 @@ class GradientSync {
   std::vector<std::unique_ptr<comm::Request>> pending_;
   std::vector<Segment> owned_;
   std::vector<std::size_t> state_at_;  // ZeRO-1: where each bucket's owned part sits in the AdamW state
-  std::vector<float*> staging_;  // ZeRO-1: one padded buffer per bucket (chunk * world floats)
+  std::vector<float*> staging_;        // ZeRO-1: one padded buffer per bucket (chunk * world floats)
   std::span<float> gradients_;
 };
 

@@ -31,7 +31,9 @@ class HostBackend final : public TrainBackend {
   void begin_gradients() override { sync_.begin(model_.gradients()); }
   void gradient_ready(std::size_t offset, std::size_t count) override { sync_.ready(offset, count); }
   double finish_gradients() override { return sync_.finish(); }
-  double global_sum_of_squares(double& exposed_seconds) override { return sync_.global_sum_of_squares(model_.gradients(), exposed_seconds); }
+  double global_sum_of_squares(double& exposed_seconds) override {
+    return sync_.global_sum_of_squares(model_.gradients(), exposed_seconds);
+  }
   void optimizer_step(float lr, float grad_scale, long t) override {
     adamw_.step(model_.parameters(), model_.gradients(), lr, grad_scale, t);
   }
@@ -66,8 +68,10 @@ class HostBackend final : public TrainBackend {
     if (comm_.size() > 1) comm_.broadcast(values, values, count, type, 0)->wait();
   }
   void all_gather_host(const void* mine, void* all, std::size_t count, comm::DataType type) override {
-    if (comm_.size() == 1) std::memcpy(all, mine, count * comm::size_of(type));
-    else comm_.all_gather(mine, all, count, type)->wait();
+    if (comm_.size() == 1)
+      std::memcpy(all, mine, count * comm::size_of(type));
+    else
+      comm_.all_gather(mine, all, count, type)->wait();
   }
 
  private:

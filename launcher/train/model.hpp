@@ -23,12 +23,12 @@ namespace gpudirect::train {
 //   lnf.w [C], lnf.b [C].
 // Matrices are row-major [out, in] as PyTorch's nn.Linear stores them; the output head is tied to wte.
 struct TensorSpan {
-  std::string name;            // "wte", "wpe", "h.3.qkv.w", "lnf.b" ...
-  std::size_t offset = 0;      // in elements from the start of the buffer
+  std::string name;        // "wte", "wpe", "h.3.qkv.w", "lnf.b" ...
+  std::size_t offset = 0;  // in elements from the start of the buffer
   std::size_t count = 0;
-  std::vector<int> shape;      // e.g. {3*C, C}
-  int layer = -1;              // block index, -1 for embeddings and the final layer norm
-  bool weight_decay = false;   // AdamW decays matrices and embeddings, not biases or norms
+  std::vector<int> shape;     // e.g. {3*C, C}
+  int layer = -1;             // block index, -1 for embeddings and the final layer norm
+  bool weight_decay = false;  // AdamW decays matrices and embeddings, not biases or norms
 };
 
 class ParameterLayout {
@@ -68,8 +68,8 @@ class Model {
   // Forward and backward of one micro-batch: `inputs` and `targets` are micro_batch x seq_len
   // token ids in [0, vocab). Adds grad_scale * d(mean loss)/d(parameters) into gradients() (so
   // micro-batches accumulate) and returns the mean cross-entropy loss. `on_ready` may be empty.
-  virtual float forward_backward(std::span<const std::int32_t> inputs, std::span<const std::int32_t> targets,
-                                 float grad_scale, const GradientReady& on_ready) = 0;
+  virtual float forward_backward(std::span<const std::int32_t> inputs, std::span<const std::int32_t> targets, float grad_scale,
+                                 const GradientReady& on_ready) = 0;
   // Forward only: the mean loss.
   virtual float forward(std::span<const std::int32_t> inputs, std::span<const std::int32_t> targets) = 0;
 };

@@ -39,8 +39,7 @@ const TensorSpan& ParameterLayout::find(const std::string& name) const {
   for (const auto& t : tensors_) {
     if (t.name == name) return t;
   }
-  throw std::out_of_range("gpudirect-launch train: no parameter tensor named '" + name +
-                          "' (names look like wte, wpe, h.0.qkv.w, lnf.b)");
+  throw std::out_of_range("gpudirect-launch train: no parameter tensor named '" + name + "' (names look like wte, wpe, h.0.qkv.w, lnf.b)");
 }
 
 std::pair<std::size_t, std::size_t> ParameterLayout::layer_range(int layer) const {

@@ -7,15 +7,15 @@
 namespace gpudirect::train {
 
 struct StepResult {
-  long step = 0;                     // 0-based index of the step just done
-  double loss = 0;                   // mean over ranks (and micro-batches)
+  long step = 0;    // 0-based index of the step just done
+  double loss = 0;  // mean over ranks (and micro-batches)
   float lr = 0;
   double grad_norm = 0;              // before clipping
   double seconds = 0;                // this rank's step time
   double exposed_comm_seconds = 0;   // this rank's time blocked on communication
   std::vector<double> rank_seconds;  // every rank's step time
   std::vector<double> rank_exposed_seconds;
-  bool stop = false;                 // some rank asked to stop (a signal): every rank agrees
+  bool stop = false;  // some rank asked to stop (a signal): every rank agrees
 };
 
 }  // namespace gpudirect::train

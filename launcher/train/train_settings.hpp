@@ -12,7 +12,7 @@ namespace gpudirect::train {
 struct TrainSettings {
   LrSchedule schedule;
   AdamWSettings adamw;
-  float grad_clip = 1.0f;        // global-norm clipping; <= 0 turns it off
+  float grad_clip = 1.0f;  // global-norm clipping; <= 0 turns it off
   bool zero1 = false;
   // Tests: ZeRO-1's shard, reduce-scatter and gather paths even at one rank (where they only copy),
   // so a one-GPU machine runs them (GPUDIRECT_TRAIN_ZERO1_AT_ONE_RANK=1).

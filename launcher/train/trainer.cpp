@@ -78,7 +78,8 @@ void Trainer::save_checkpoint(const std::string& path, const std::string& data_d
   const std::size_t n = model_.layout().total();
   std::vector<float> m(backend_->zero1() || backend_->rank() == 0 ? n : 0), v(m.size());
   backend_->gather_moments(m, v);
-  on_leader([&] { write_checkpoint(path, header(data_description), model_.parameters(), m, v); }, "rank 0 could not write checkpoint " + path);
+  on_leader([&] { write_checkpoint(path, header(data_description), model_.parameters(), m, v); },
+            "rank 0 could not write checkpoint " + path);
 }
 
 void Trainer::load_checkpoint(const std::string& path, const std::string& data_description) {

@@ -6,9 +6,7 @@
 
 namespace gpudirect::train {
 
-bool zero1_in_effect(const TrainSettings& settings, int world) {
-  return settings.zero1 && (world > 1 || settings.zero1_at_one_rank);
-}
+bool zero1_in_effect(const TrainSettings& settings, int world) { return settings.zero1 && (world > 1 || settings.zero1_at_one_rank); }
 
 Shard shard_of(const Bucket& bucket, int world, int rank) {
   if (world < 1 || rank < 0 || rank >= world)

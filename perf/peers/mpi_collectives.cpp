@@ -12,13 +12,16 @@ int main(int argc, char** argv) {
   const peer::Args a = peer::parse(argc, argv, 1);
   float* send = peer::buffer(a.max_bytes);
   float* recv = peer::buffer(a.max_bytes);
-  peer::sweep(a, rank, [&](std::size_t bytes) {
-    if (a.collective == "all_reduce") {
-      MPI_Allreduce(send, recv, static_cast<int>(bytes / 4), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    } else {
-      const int per_rank = static_cast<int>(bytes / 4 / static_cast<std::size_t>(size));
-      MPI_Allgather(send, per_rank, MPI_FLOAT, recv, per_rank, MPI_FLOAT, MPI_COMM_WORLD);
-    }
-  }, [] { MPI_Barrier(MPI_COMM_WORLD); });
+  peer::sweep(
+      a, rank,
+      [&](std::size_t bytes) {
+        if (a.collective == "all_reduce") {
+          MPI_Allreduce(send, recv, static_cast<int>(bytes / 4), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        } else {
+          const int per_rank = static_cast<int>(bytes / 4 / static_cast<std::size_t>(size));
+          MPI_Allgather(send, per_rank, MPI_FLOAT, recv, per_rank, MPI_FLOAT, MPI_COMM_WORLD);
+        }
+      },
+      [] { MPI_Barrier(MPI_COMM_WORLD); });
   MPI_Finalize();
 }

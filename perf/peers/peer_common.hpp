@@ -23,18 +23,26 @@ inline Args parse(int argc, char** argv, int first) {
   Args a;
   for (int i = first; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
-    if (k == "-c") a.collective = v;
-    else if (k == "-b") a.min_bytes = std::stoull(v);
-    else if (k == "-e") a.max_bytes = std::stoull(v);
-    else if (k == "-n") a.iters = std::stoi(v);
-    else if (k == "-w") a.warmup = std::stoi(v);
+    if (k == "-c")
+      a.collective = v;
+    else if (k == "-b")
+      a.min_bytes = std::stoull(v);
+    else if (k == "-e")
+      a.max_bytes = std::stoull(v);
+    else if (k == "-n")
+      a.iters = std::stoi(v);
+    else if (k == "-w")
+      a.warmup = std::stoi(v);
   }
   return a;
 }
 
 inline float* buffer(std::size_t bytes) {
   void* p = mmap(nullptr, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-  if (p == MAP_FAILED) { std::perror("mmap"); std::exit(1); }
+  if (p == MAP_FAILED) {
+    std::perror("mmap");
+    std::exit(1);
+  }
   std::memset(p, 0, bytes);
   return static_cast<float*>(p);
 }

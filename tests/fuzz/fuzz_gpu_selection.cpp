@@ -56,8 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const gpudirect::Topology topology = node_with_gpus(input.gpu_count);
   try {
     input.slurm_step_gpus = gpudirect::gpu_uuids_to_indices(input.slurm_step_gpus, "SLURM_STEP_GPUS", topology, resolver);
-    input.cuda_visible_devices =
-        gpudirect::gpu_uuids_to_indices(input.cuda_visible_devices, "CUDA_VISIBLE_DEVICES", topology, resolver);
+    input.cuda_visible_devices = gpudirect::gpu_uuids_to_indices(input.cuda_visible_devices, "CUDA_VISIBLE_DEVICES", topology, resolver);
     input.step_gpus_on_node = gpudirect::gpu_uuids_to_indices(input.step_gpus_on_node, "SLURM_STEP_GPUS", topology, resolver);
   } catch (const gpudirect::GpuUuidError&) {
     return 0;

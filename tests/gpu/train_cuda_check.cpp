@@ -79,13 +79,15 @@ void compare_one_backward(const GptConfig& config, const cuda::Tolerance& tolera
   char line[200];
   std::snprintf(line, sizeof line, "loss: CPU %.6f, CUDA %.6f (within %.0e relative)", cpu_loss, gpu_loss, tolerance.loss_relative);
   verdict(cuda::loss_within(cpu_loss, gpu_loss, tolerance), line);
-  verdict(cpu_ranges.seen == gpu_ranges.seen, "GradientReady ranges in the CPU model's order (" + std::to_string(gpu_ranges.seen.size()) + ")");
+  verdict(cpu_ranges.seen == gpu_ranges.seen,
+          "GradientReady ranges in the CPU model's order (" + std::to_string(gpu_ranges.seen.size()) + ")");
 
   const std::vector<float> cpu_grads(cpu->gradients().begin(), cpu->gradients().end());
   const std::vector<float> gpu_grads(gpu->gradients().begin(), gpu->gradients().end());
   double worst = 0;
   for (const TensorSpan& t : cpu->layout().tensors()) {
-    const cuda::Comparison c = cuda::compare(std::span(cpu_grads).subspan(t.offset, t.count), std::span(gpu_grads).subspan(t.offset, t.count));
+    const cuda::Comparison c =
+        cuda::compare(std::span(cpu_grads).subspan(t.offset, t.count), std::span(gpu_grads).subspan(t.offset, t.count));
     worst = std::max(worst, c.relative_l2);
     verdict(cuda::within(c, tolerance), "gradient " + t.name + ": " + cuda::describe(c));
   }
@@ -215,12 +217,18 @@ int main(int argc, char** argv) {
   bool device_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--preset" && i + 1 < argc) preset = argv[++i];
-    else if (arg == "--micro-batch" && i + 1 < argc) micro_batch = std::atoi(argv[++i]);
-    else if (arg == "--steps" && i + 1 < argc) steps = std::atoi(argv[++i]);
-    else if (arg == "--device-only") device_only = true;
+    if (arg == "--preset" && i + 1 < argc)
+      preset = argv[++i];
+    else if (arg == "--micro-batch" && i + 1 < argc)
+      micro_batch = std::atoi(argv[++i]);
+    else if (arg == "--steps" && i + 1 < argc)
+      steps = std::atoi(argv[++i]);
+    else if (arg == "--device-only")
+      device_only = true;
     else {
-      std::fprintf(stderr, "train_cuda_check: unknown argument '%s' (usage: train_cuda_check [--preset NAME] [--micro-batch B] [--steps N] [--device-only])\n",
+      std::fprintf(stderr,
+                   "train_cuda_check: unknown argument '%s' (usage: train_cuda_check [--preset NAME] [--micro-batch B] [--steps N] "
+                   "[--device-only])\n",
                    arg.c_str());
       return 6;
     }

@@ -45,8 +45,8 @@ extern "C" {
 // names its topology gives against the node's. Interposed over libc's for the plugin, which binds
 // to this executable's symbols first; allocated per call, as libc does, so leaks would show.
 struct if_nameindex* if_nameindex(void) {
-  static const char* const names[] = {"lo", "enp0s12", "enp6s0", "enp7s0", "enp13s0", "enp14s0",
-                                      "enp134s0", "enp135s0", "enp141s0", "enp142s0"};
+  static const char* const names[] = {"lo",      "enp0s12",  "enp6s0",   "enp7s0",   "enp13s0",
+                                      "enp14s0", "enp134s0", "enp135s0", "enp141s0", "enp142s0"};
   constexpr std::size_t count = sizeof names / sizeof names[0];
   auto* list = static_cast<struct if_nameindex*>(std::calloc(count + 1, sizeof(struct if_nameindex)));
   if (!list) return nullptr;
@@ -87,11 +87,20 @@ spank_err_t spank_get_item(spank_t, spank_item_t item, ...) {
   va_start(args, item);
   spank_err_t result = code(ESPANK_SUCCESS);
   switch (item) {
-    case S_JOB_STEPID: *va_arg(args, std::uint32_t*) = 0; break;
-    case S_TASK_ID: *va_arg(args, std::uint32_t*) = local_task; break;
-    case S_TASK_GLOBAL_ID: *va_arg(args, std::uint32_t*) = local_task; break;
-    case S_JOB_LOCAL_TASK_COUNT: *va_arg(args, std::uint32_t*) = 8; break;
-    default: result = code(ESPANK_NOT_AVAIL);
+    case S_JOB_STEPID:
+      *va_arg(args, std::uint32_t*) = 0;
+      break;
+    case S_TASK_ID:
+      *va_arg(args, std::uint32_t*) = local_task;
+      break;
+    case S_TASK_GLOBAL_ID:
+      *va_arg(args, std::uint32_t*) = local_task;
+      break;
+    case S_JOB_LOCAL_TASK_COUNT:
+      *va_arg(args, std::uint32_t*) = 8;
+      break;
+    default:
+      result = code(ESPANK_NOT_AVAIL);
   }
   va_end(args);
   return result;
@@ -140,8 +149,11 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(lib_dir);
   std::ofstream(lib_dir / "libnccl-net.so").put('\0');
   // The topology cache in a directory of its own: the first round writes it, the others read it.
-  std::vector<std::string> words{"default=off", std::string("topology=") + argv[3], std::string("profile_dir=") + argv[4],
-                                 "lib_dir=" + lib_dir.string(), "topology_cache=" + (lib_dir / "cache").string(),
+  std::vector<std::string> words{"default=off",
+                                 std::string("topology=") + argv[3],
+                                 std::string("profile_dir=") + argv[4],
+                                 "lib_dir=" + lib_dir.string(),
+                                 "topology_cache=" + (lib_dir / "cache").string(),
                                  "verbose=on"};
   std::vector<char*> args;
   for (auto& word : words) args.push_back(word.data());
@@ -152,8 +164,7 @@ int main(int argc, char** argv) {
     if (!plugin) return fail(std::string("cannot load the plugin: ") + dlerror());
     registered = nullptr;
     current_context = S_CTX_REMOTE;
-    if (hook(plugin, "slurm_spank_init")(spank, static_cast<int>(args.size()), args.data()) != 0)
-      return fail("slurm_spank_init failed");
+    if (hook(plugin, "slurm_spank_init")(spank, static_cast<int>(args.size()), args.data()) != 0) return fail("slurm_spank_init failed");
     if (!registered) return fail("slurm_spank_init registered no option");
     // slurmstepd may call the callback twice; a bad value in between is refused and changes nothing.
     for (const char* value : {"tcpxo", "not-a-mode\n", "tcpxo"})
@@ -162,8 +173,11 @@ int main(int argc, char** argv) {
     if (hook(plugin, "slurm_spank_user_init")(spank, 0, nullptr) != 0) return fail("slurm_spank_user_init failed");
     for (std::uint32_t task = 0; task < 8; ++task) {
       local_task = task;
-      task_env = {{"SLURM_STEP_GPUS", "0,1,2,3,4,5,6,7"}, {"CUDA_VISIBLE_DEVICES", std::to_string(task)},
-                  {"SLURM_JOB_ID", "42"}, {"SLURM_NODEID", "0"}, {"SLURM_STEP_TASKS_PER_NODE", "8"}};
+      task_env = {{"SLURM_STEP_GPUS", "0,1,2,3,4,5,6,7"},
+                  {"CUDA_VISIBLE_DEVICES", std::to_string(task)},
+                  {"SLURM_JOB_ID", "42"},
+                  {"SLURM_NODEID", "0"},
+                  {"SLURM_STEP_TASKS_PER_NODE", "8"}};
       if (hook(plugin, "slurm_spank_task_init")(spank, 0, nullptr) != 0) return fail("slurm_spank_task_init failed");
       if (task_env.count("NCCL_FASTRAK_IFNAME") == 0) return fail("task_init set no TCPXO environment");
     }

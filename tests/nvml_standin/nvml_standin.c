@@ -24,8 +24,14 @@ typedef struct {
   char busId[32];
 } nvmlPciInfo_t;
 
-int nvmlInit_v2(void) { initialised = 1; return 0; }
-int nvmlShutdown(void) { initialised = 0; return 0; }
+int nvmlInit_v2(void) {
+  initialised = 1;
+  return 0;
+}
+int nvmlShutdown(void) {
+  initialised = 0;
+  return 0;
+}
 const char* nvmlErrorString(int rc) { return rc == 6 ? "Not Found" : rc == 1 ? "Uninitialized" : "Unknown Error"; }
 
 int nvmlDeviceGetHandleByUUID(const char* uuid, const struct device** out) {

@@ -57,8 +57,12 @@ int main(int argc, char** argv) {
     const float loss = model->forward_backward(inputs, targets, 1.0f, {});
 
     nlohmann::json meta;
-    meta["config"] = {{"preset", config.preset}, {"layers", config.layers},   {"heads", config.heads},
-                      {"width", config.width},   {"seq_len", config.seq_len}, {"vocab", config.vocab},
+    meta["config"] = {{"preset", config.preset},
+                      {"layers", config.layers},
+                      {"heads", config.heads},
+                      {"width", config.width},
+                      {"seq_len", config.seq_len},
+                      {"vocab", config.vocab},
                       {"micro_batch", config.micro_batch}};
     meta["loss"] = loss;
     meta["threads"] = threads;
@@ -71,8 +75,8 @@ int main(int argc, char** argv) {
     write_raw(dir / "grads.f32", std::vector<float>(grads.begin(), grads.end()));
     write_raw(dir / "inputs.i32", inputs);
     write_raw(dir / "targets.i32", targets);
-    std::printf("train_dump_reference: %s preset, loss %.7f, %zu parameters -> %s\n", config.preset.c_str(), loss,
-                params.size(), dir.c_str());
+    std::printf("train_dump_reference: %s preset, loss %.7f, %zu parameters -> %s\n", config.preset.c_str(), loss, params.size(),
+                dir.c_str());
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());

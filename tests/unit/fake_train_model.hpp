@@ -13,7 +13,8 @@ namespace gpudirect::train::testing {
 
 class FakeModel final : public Model {
  public:
-  explicit FakeModel(const GptConfig& config) : config_(config), layout_(config), parameters_(layout_.total()), gradients_(layout_.total()) {
+  explicit FakeModel(const GptConfig& config)
+      : config_(config), layout_(config), parameters_(layout_.total()), gradients_(layout_.total()) {
     initialize_parameters(config, parameters_, config.seed);
   }
   const GptConfig& config() const override { return config_; }
@@ -46,7 +47,8 @@ class FakeModel final : public Model {
     double loss = 0;
     const std::size_t n = inputs.size();
     for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t k = (static_cast<std::size_t>(inputs[i]) * 7919u + (i % static_cast<std::size_t>(config_.seq_len)) * 104729u) % parameters_.size();
+      const std::size_t k =
+          (static_cast<std::size_t>(inputs[i]) * 7919u + (i % static_cast<std::size_t>(config_.seq_len)) * 104729u) % parameters_.size();
       const float x = static_cast<float>(targets[i]) / static_cast<float>(config_.vocab);
       const float d = parameters_[k] - x;
       loss += 0.5 * d * d;

@@ -22,8 +22,7 @@ std::vector<std::string> nic_names(const Topology& t, const std::vector<int>& ni
   return out;
 }
 
-const std::vector<std::string> kA3MegaNics{"enp6s0",   "enp7s0",   "enp13s0",  "enp14s0",
-                                           "enp134s0", "enp135s0", "enp141s0", "enp142s0"};
+const std::vector<std::string> kA3MegaNics{"enp6s0", "enp7s0", "enp13s0", "enp14s0", "enp134s0", "enp135s0", "enp141s0", "enp142s0"};
 const std::vector<std::string> kForms{".xml", ".nccl.xml"};
 
 }  // namespace
@@ -140,7 +139,7 @@ TEST_CASE("a GPU with no NIC on its switch falls back to its NUMA node's data NI
   CHECK(nic_names(t, plan.gpus[6].nics) == std::vector<std::string>{"enp134s0", "enp135s0", "enp141s0", "enp142s0"});
   CHECK_FALSE(plan.gpus[1].nic_fallback);
   CHECK(nic_names(t, plan.gpus[1].nics) == std::vector<std::string>{"enp6s0", "enp7s0"});  // alone on its switch now
-  CHECK(nic_name(t, *plan.control_nic) == "enp0s12");                        // never a fallback data NIC
+  CHECK(nic_name(t, *plan.control_nic) == "enp0s12");                                      // never a fallback data NIC
 }
 
 TEST_CASE("fallback to any data NIC when the GPU's NUMA node has none", "[binding]") {

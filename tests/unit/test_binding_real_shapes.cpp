@@ -39,10 +39,8 @@ void check_pairing(const std::string& file, const std::vector<Labels>& expected,
 
 }  // namespace
 
-TEST_CASE("MI250X NPS4, every device on its own root port: each NUMA node's GCDs share its Slingshot NIC",
-          "[binding][real]") {
-  check_pairing("epyc-mi250x-nps4.xml",
-                {{"hsn0"}, {"hsn0"}, {"hsn1"}, {"hsn1"}, {"hsn2"}, {"hsn2"}, {"hsn3"}, {"hsn3"}}, "eno1");
+TEST_CASE("MI250X NPS4, every device on its own root port: each NUMA node's GCDs share its Slingshot NIC", "[binding][real]") {
+  check_pairing("epyc-mi250x-nps4.xml", {{"hsn0"}, {"hsn0"}, {"hsn1"}, {"hsn1"}, {"hsn2"}, {"hsn2"}, {"hsn3"}, {"hsn3"}}, "eno1");
   const Topology t = load_topology_file(fixture("epyc-mi250x-nps4.xml"));
   const NodePlan plan = plan_node(t);
   CHECK(plan.gpus[0].nic_fallback);
@@ -50,17 +48,14 @@ TEST_CASE("MI250X NPS4, every device on its own root port: each NUMA node's GCDs
   CHECK(labels(t, plan.data_nics) == Labels{"hsn0", "hsn1", "hsn2", "hsn3"});
 }
 
-TEST_CASE("MI300X: the RoCE NIC on each GPU's switch; control NIC the plain E810, not the 1GbE or an RDMA NIC",
-          "[binding][real]") {
+TEST_CASE("MI300X: the RoCE NIC on each GPU's switch; control NIC the plain E810, not the 1GbE or an RDMA NIC", "[binding][real]") {
   std::vector<Labels> expected;
   for (int i = 0; i < 8; ++i) expected.push_back({"ens" + std::to_string(i + 1) + "np0/bnxt_re" + std::to_string(i)});
   check_pairing("epyc-mi300x-8.xml", expected, "ens2f0");
 }
 
-TEST_CASE("SNC4: a GPU with no NIC on its NUMA node takes the same socket's HCA (distance 12), not the other's (21)",
-          "[binding][real]") {
-  check_pairing("xeon-snc4-ib.xml", {{"ibp34s0/mlx5_0"}, {"ibp34s0/mlx5_0"}, {"ibp162s0/mlx5_1"}, {"ibp162s0/mlx5_1"}},
-                "eno1");
+TEST_CASE("SNC4: a GPU with no NIC on its NUMA node takes the same socket's HCA (distance 12), not the other's (21)", "[binding][real]") {
+  check_pairing("xeon-snc4-ib.xml", {{"ibp34s0/mlx5_0"}, {"ibp34s0/mlx5_0"}, {"ibp162s0/mlx5_1"}, {"ibp162s0/mlx5_1"}}, "eno1");
   const Topology t = load_topology_file(fixture("xeon-snc4-ib.xml"));
   CHECK_THAT(plan_node(t).gpus[0].nic_note, Catch::Contains("NUMA node 1, distance 12"));
 }
@@ -77,8 +72,7 @@ TEST_CASE("POWER9: two GPUs and two IB ports of a socket pair 1:1; the BCM5719 p
   check_pairing("power9-ib.xml", {{"ib0/mlx5_0"}, {"ib1/mlx5_1"}, {"ib2/mlx5_2"}, {"ib3/mlx5_3"}}, "enP1p1s0f0");
 }
 
-TEST_CASE("workstation: the GPU gets the 10GbE card, never the Wi-Fi; the 1GbE port is the control NIC",
-          "[binding][real]") {
+TEST_CASE("workstation: the GPU gets the 10GbE card, never the Wi-Fi; the 1GbE port is the control NIC", "[binding][real]") {
   check_pairing("workstation-rtx.xml", {{"enp5s0"}}, "eno1");
 }
 

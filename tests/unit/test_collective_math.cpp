@@ -16,7 +16,7 @@ TEST_CASE("float16 and bfloat16 conversions round to nearest even", "[reduce]") 
   CHECK(comm::float_to_half(1.0f) == 0x3c00);
   CHECK(comm::half_to_float(0x3c00) == 1.0f);
   CHECK(comm::float_to_half(65504.0f) == 0x7bff);
-  CHECK(comm::float_to_half(1e6f) == 0x7c00);  // overflow: inf
+  CHECK(comm::float_to_half(1e6f) == 0x7c00);                   // overflow: inf
   CHECK(comm::half_to_float(0x0001) == std::ldexp(1.0f, -24));  // smallest subnormal
   CHECK(comm::float_to_half(std::ldexp(1.0f, -24)) == 0x0001);
   CHECK(comm::float_to_half(1.0f + std::ldexp(1.0f, -11)) == 0x3c00);  // halfway: to even
@@ -25,7 +25,7 @@ TEST_CASE("float16 and bfloat16 conversions round to nearest even", "[reduce]") 
   CHECK(comm::float_to_bfloat16(1.0f) == 0x3f80);
   CHECK(comm::bfloat16_to_float(0x3f80) == 1.0f);
   CHECK(comm::float_to_bfloat16(1.0f + std::ldexp(1.0f, -8)) == 0x3f80);  // halfway: to even
-  for (int i = -256; i <= 256; ++i) {  // exact in both: 8 significant bits
+  for (int i = -256; i <= 256; ++i) {                                     // exact in both: 8 significant bits
     CHECK(comm::half_to_float(comm::float_to_half(static_cast<float>(i))) == static_cast<float>(i));
     CHECK(comm::bfloat16_to_float(comm::float_to_bfloat16(static_cast<float>(i) / 2)) == static_cast<float>(i) / 2);
   }
@@ -80,7 +80,8 @@ TEST_CASE("check data: expected results follow from every rank's inputs", "[benc
   for (std::size_t i = 0; i < shape.call_count; ++i) {
     float value;
     std::memcpy(&value, expected.data() + i * 4, 4);
-    const double sum = bench::input_value(0, i, ReduceOp::sum) + bench::input_value(1, i, ReduceOp::sum) + bench::input_value(2, i, ReduceOp::sum);
+    const double sum =
+        bench::input_value(0, i, ReduceOp::sum) + bench::input_value(1, i, ReduceOp::sum) + bench::input_value(2, i, ReduceOp::sum);
     CHECK(value == static_cast<float>(sum));
   }
   std::vector<char> wrong = expected;

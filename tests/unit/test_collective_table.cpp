@@ -106,11 +106,21 @@ TEST_CASE("collective table: the bench's expected results per collective", "[ben
           const std::size_t count = shape.call_count, own = static_cast<std::size_t>(rank) * count;
           std::vector<char> want;
           switch (c) {
-            case Collective::all_reduce: want = sum_of_ranks(ranks, count, 0); break;
-            case Collective::reduce: if (rank == root) want = sum_of_ranks(ranks, count, 0); break;
-            case Collective::reduce_scatter: want = sum_of_ranks(ranks, count, own); break;
-            case Collective::broadcast: want = input(root, count, 0); break;
-            case Collective::sendrecv: want = input((rank - 1 + ranks) % ranks, count, 0); break;
+            case Collective::all_reduce:
+              want = sum_of_ranks(ranks, count, 0);
+              break;
+            case Collective::reduce:
+              if (rank == root) want = sum_of_ranks(ranks, count, 0);
+              break;
+            case Collective::reduce_scatter:
+              want = sum_of_ranks(ranks, count, own);
+              break;
+            case Collective::broadcast:
+              want = input(root, count, 0);
+              break;
+            case Collective::sendrecv:
+              want = input((rank - 1 + ranks) % ranks, count, 0);
+              break;
             case Collective::all_gather:
             case Collective::alltoall:
               for (int r = 0; r < ranks; ++r) {

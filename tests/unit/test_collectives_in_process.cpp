@@ -39,13 +39,20 @@ constexpr std::chrono::milliseconds kTimeout{10000};  // a broken algorithm fail
 enum class Kind { all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv };
 const char* kind_name(Kind k) {
   switch (k) {
-    case Kind::all_reduce: return "all_reduce";
-    case Kind::all_gather: return "all_gather";
-    case Kind::reduce_scatter: return "reduce_scatter";
-    case Kind::broadcast: return "broadcast";
-    case Kind::reduce: return "reduce";
-    case Kind::alltoall: return "alltoall";
-    case Kind::sendrecv: return "sendrecv";
+    case Kind::all_reduce:
+      return "all_reduce";
+    case Kind::all_gather:
+      return "all_gather";
+    case Kind::reduce_scatter:
+      return "reduce_scatter";
+    case Kind::broadcast:
+      return "broadcast";
+    case Kind::reduce:
+      return "reduce";
+    case Kind::alltoall:
+      return "alltoall";
+    case Kind::sendrecv:
+      return "sendrecv";
   }
   return "?";
 }
@@ -63,17 +70,30 @@ bool is_integer(DataType t) {
 // Element i of buffer p as a double, and back (integers wrap as the type does).
 double load(const void* p, std::size_t i, DataType t) {
   const char* at = static_cast<const char*>(p) + i * size_of(t);
-  auto get = [at]<typename T>(T) { T v; std::memcpy(&v, at, sizeof v); return v; };
+  auto get = [at]<typename T>(T) {
+    T v;
+    std::memcpy(&v, at, sizeof v);
+    return v;
+  };
   switch (t) {
-    case DataType::float32: return get(float{});
-    case DataType::float64: return get(double{});
-    case DataType::float16: return half_to_float(get(std::uint16_t{}));
-    case DataType::bfloat16: return bfloat16_to_float(get(std::uint16_t{}));
-    case DataType::int8: return get(std::int8_t{});
-    case DataType::uint8: return get(std::uint8_t{});
-    case DataType::int32: return get(std::int32_t{});
-    case DataType::int64: return static_cast<double>(get(std::int64_t{}));
-    case DataType::uint64: return static_cast<double>(get(std::uint64_t{}));
+    case DataType::float32:
+      return get(float{});
+    case DataType::float64:
+      return get(double{});
+    case DataType::float16:
+      return half_to_float(get(std::uint16_t{}));
+    case DataType::bfloat16:
+      return bfloat16_to_float(get(std::uint16_t{}));
+    case DataType::int8:
+      return get(std::int8_t{});
+    case DataType::uint8:
+      return get(std::uint8_t{});
+    case DataType::int32:
+      return get(std::int32_t{});
+    case DataType::int64:
+      return static_cast<double>(get(std::int64_t{}));
+    case DataType::uint64:
+      return static_cast<double>(get(std::uint64_t{}));
   }
   return 0;
 }
@@ -83,15 +103,33 @@ void store(void* p, std::size_t i, DataType t, double value) {
   auto put = [at](auto v) { std::memcpy(at, &v, sizeof v); };
   const auto whole = static_cast<long long>(value);
   switch (t) {
-    case DataType::float32: put(static_cast<float>(value)); break;
-    case DataType::float64: put(value); break;
-    case DataType::float16: put(float_to_half(static_cast<float>(value))); break;
-    case DataType::bfloat16: put(float_to_bfloat16(static_cast<float>(value))); break;
-    case DataType::int8: put(static_cast<std::int8_t>(whole)); break;
-    case DataType::uint8: put(static_cast<std::uint8_t>(whole)); break;
-    case DataType::int32: put(static_cast<std::int32_t>(whole)); break;
-    case DataType::int64: put(static_cast<std::int64_t>(whole)); break;
-    case DataType::uint64: put(static_cast<std::uint64_t>(whole)); break;
+    case DataType::float32:
+      put(static_cast<float>(value));
+      break;
+    case DataType::float64:
+      put(value);
+      break;
+    case DataType::float16:
+      put(float_to_half(static_cast<float>(value)));
+      break;
+    case DataType::bfloat16:
+      put(float_to_bfloat16(static_cast<float>(value)));
+      break;
+    case DataType::int8:
+      put(static_cast<std::int8_t>(whole));
+      break;
+    case DataType::uint8:
+      put(static_cast<std::uint8_t>(whole));
+      break;
+    case DataType::int32:
+      put(static_cast<std::int32_t>(whole));
+      break;
+    case DataType::int64:
+      put(static_cast<std::int64_t>(whole));
+      break;
+    case DataType::uint64:
+      put(static_cast<std::uint64_t>(whole));
+      break;
   }
 }
 
@@ -113,10 +151,19 @@ double reduced(int n, DataType t, ReduceOp op, const std::function<double(int)>&
   for (int r = 1; r < n; ++r) {
     const double v = value_of(r);
     switch (op) {
-      case ReduceOp::sum: case ReduceOp::avg: acc += v; break;
-      case ReduceOp::prod: acc *= v; break;
-      case ReduceOp::min: acc = std::min(acc, v); break;
-      case ReduceOp::max: acc = std::max(acc, v); break;
+      case ReduceOp::sum:
+      case ReduceOp::avg:
+        acc += v;
+        break;
+      case ReduceOp::prod:
+        acc *= v;
+        break;
+      case ReduceOp::min:
+        acc = std::min(acc, v);
+        break;
+      case ReduceOp::max:
+        acc = std::max(acc, v);
+        break;
     }
   }
   std::vector<char> cell(8);
@@ -182,24 +229,45 @@ std::string run_case(Collectives& coll, const Case& c, int r, int n, ShareableMe
   char* out = recv.data();
   if (c.in_place && c.kind == Kind::reduce_scatter) out = recv.data() + ur * count * e;
   switch (c.kind) {
-    case Kind::all_reduce: coll.all_reduce(s, out, count, c.type, c.op); break;
-    case Kind::all_gather: coll.all_gather(s, out, count, c.type); break;
-    case Kind::reduce_scatter: coll.reduce_scatter(s, out, count, c.type, c.op); break;
-    case Kind::broadcast: coll.broadcast(s, out, count, c.type, c.root); break;
-    case Kind::reduce: coll.reduce(s, out, count, c.type, c.op, c.root); break;
-    case Kind::alltoall: coll.alltoall(s, out, count, c.type); break;
-    case Kind::sendrecv: coll.sendrecv(s, out, count, c.type); break;
+    case Kind::all_reduce:
+      coll.all_reduce(s, out, count, c.type, c.op);
+      break;
+    case Kind::all_gather:
+      coll.all_gather(s, out, count, c.type);
+      break;
+    case Kind::reduce_scatter:
+      coll.reduce_scatter(s, out, count, c.type, c.op);
+      break;
+    case Kind::broadcast:
+      coll.broadcast(s, out, count, c.type, c.root);
+      break;
+    case Kind::reduce:
+      coll.reduce(s, out, count, c.type, c.op, c.root);
+      break;
+    case Kind::alltoall:
+      coll.alltoall(s, out, count, c.type);
+      break;
+    case Kind::sendrecv:
+      coll.sendrecv(s, out, count, c.type);
+      break;
   }
   const ReduceOp op = c.op;
   const DataType t = c.type;
   auto expected = [&](std::size_t i) -> double {
     switch (c.kind) {
-      case Kind::all_reduce: case Kind::reduce: return (*c.reduction)[i];
-      case Kind::reduce_scatter: return reduced(n, t, op, [&](int q) { return input(q, ur * count + i, t, op); });
-      case Kind::all_gather: return input(static_cast<int>(i / count), i % count, t, op);
-      case Kind::broadcast: return input(c.root, i, t, op);
-      case Kind::alltoall: return input(static_cast<int>(i / count), ur * count + i % count, t, op);
-      case Kind::sendrecv: return input((r - 1 + n) % n, i, t, op);
+      case Kind::all_reduce:
+      case Kind::reduce:
+        return (*c.reduction)[i];
+      case Kind::reduce_scatter:
+        return reduced(n, t, op, [&](int q) { return input(q, ur * count + i, t, op); });
+      case Kind::all_gather:
+        return input(static_cast<int>(i / count), i % count, t, op);
+      case Kind::broadcast:
+        return input(c.root, i, t, op);
+      case Kind::alltoall:
+        return input(static_cast<int>(i / count), ur * count + i % count, t, op);
+      case Kind::sendrecv:
+        return input((r - 1 + n) % n, i, t, op);
     }
     return 0;
   };
@@ -258,8 +326,8 @@ std::vector<Case> cases_for(int n) {
     if (c.kind == Kind::all_reduce || c.kind == Kind::reduce) c.reduction = reduction(c.type, c.op, c.count);
     cases.push_back(std::move(c));
   };
-  for (Kind kind : {Kind::all_reduce, Kind::all_gather, Kind::reduce_scatter, Kind::broadcast, Kind::reduce, Kind::alltoall,
-                    Kind::sendrecv})
+  for (Kind kind :
+       {Kind::all_reduce, Kind::all_gather, Kind::reduce_scatter, Kind::broadcast, Kind::reduce, Kind::alltoall, Kind::sendrecv})
     for (DataType type : kTypes)
       for (ReduceOp op : kOps) {
         if (!reducing(kind) && op != ReduceOp::sum) continue;
@@ -267,7 +335,7 @@ std::vector<Case> cases_for(int n) {
           for (int root : roots) {
             // Roots matter to the tree, not to the type: every root for two types, the last for all.
             if (kind != Kind::broadcast && kind != Kind::reduce ? root != 0
-                                                                 : root != n - 1 && type != DataType::float32 && type != DataType::int8)
+                                                                : root != n - 1 && type != DataType::float32 && type != DataType::int8)
               continue;
             for (std::size_t count : counts) add({kind, type, op, count, in_place, root, nullptr});
             if (kind == Kind::all_reduce && op == ReduceOp::sum)
@@ -292,8 +360,8 @@ TEST_CASE("every collective algorithm at 1..8 ranks, every type and op, in and o
   // host at every size, with messages and with pieces: 4 ranks on 2 hosts, 6 on 3 with the hosts'
   // ranks interleaved, 8 on 2 (other rank counts form no host groups: the modes above again).
   enum class Mode { messages, direct, staged, pieces, staged_in_place, staged_mixed, by_host, by_host_pieces };
-  for (const Mode mode : {Mode::messages, Mode::direct, Mode::staged, Mode::pieces, Mode::staged_in_place, Mode::staged_mixed, Mode::by_host,
-                          Mode::by_host_pieces}) {
+  for (const Mode mode : {Mode::messages, Mode::direct, Mode::staged, Mode::pieces, Mode::staged_in_place, Mode::staged_mixed,
+                          Mode::by_host, Mode::by_host_pieces}) {
     CollectiveTuning tuning;
     tuning.chunk_bytes = 4096;  // the ring's steps in several chunks, the last one partial
     if (mode == Mode::direct)
@@ -316,13 +384,15 @@ TEST_CASE("every collective algorithm at 1..8 ranks, every type and op, in and o
             std::optional<DirectReads> reads;
             if (mode == Mode::staged_in_place || mode == Mode::staged_mixed) {
               shared = std::make_unique<ShareableMemory>();
-              reads = DirectReads{.own = shared.get(), .pids = std::vector<pid_t>(static_cast<std::size_t>(n), ::getpid()), .min_block_bytes = 0};
+              reads = DirectReads{
+                  .own = shared.get(), .pids = std::vector<pid_t>(static_cast<std::size_t>(n), ::getpid()), .min_block_bytes = 0};
             }
             ShareableMemory* buffers = mode == Mode::staged_mixed && r % 2 ? nullptr : shared.get();
             std::unique_ptr<StagedCollectives> staged;
             if (staged_mode)
-              staged = std::make_unique<StagedCollectives>(rings.data(), layout, r,
-                                                           StagingWait{.timeout = kTimeout, .abort = nullptr, .on_failure = {}, .host = "this host"}, reads);
+              staged = std::make_unique<StagedCollectives>(
+                  rings.data(), layout, r, StagingWait{.timeout = kTimeout, .abort = nullptr, .on_failure = {}, .host = "this host"},
+                  reads);
             Collectives coll(*transport, tuning, staged.get());
             std::vector<std::string> wrong;
             for (const Case& c : cases)
@@ -331,7 +401,14 @@ TEST_CASE("every collective algorithm at 1..8 ranks, every type and op, in and o
             return wrong;
           },
           mode == Mode::direct, mode == Mode::pieces || mode == Mode::by_host_pieces, hosts);
-      INFO((mode == Mode::messages ? "messages, " : mode == Mode::direct ? "direct reads, " : mode == Mode::staged ? "staged, " : mode == Mode::pieces ? "pieces, " : mode == Mode::staged_in_place ? "staged, read in place, " : mode == Mode::staged_mixed ? "staged, even ranks' read in place, " : mode == Mode::by_host ? "by host, " : "by host in pieces, ")
+      INFO((mode == Mode::messages          ? "messages, "
+            : mode == Mode::direct          ? "direct reads, "
+            : mode == Mode::staged          ? "staged, "
+            : mode == Mode::pieces          ? "pieces, "
+            : mode == Mode::staged_in_place ? "staged, read in place, "
+            : mode == Mode::staged_mixed    ? "staged, even ranks' read in place, "
+            : mode == Mode::by_host         ? "by host, "
+                                            : "by host in pieces, ")
            << n << " ranks, " << cases.size() << " cases");
       CHECK(failures.empty());
       for (const auto& f : failures) FAIL_CHECK(f);
@@ -359,8 +436,8 @@ TEST_CASE("a communicator is created, used, destroyed and created again in one p
       comm->all_reduce(values.data(), values.data(), values.size(), DataType::int64, ReduceOp::sum)->wait();
       const std::int64_t want = n * (n - 1) / 2 + n * round;
       if (std::any_of(values.begin(), values.end(), [&](std::int64_t v) { return v != want; }))
-        wrong.push_back("round " + std::to_string(round) + " rank " + std::to_string(r) + ": all_reduce gave " +
-                        std::to_string(values[0]) + ", expected " + std::to_string(want));
+        wrong.push_back("round " + std::to_string(round) + " rank " + std::to_string(r) + ": all_reduce gave " + std::to_string(values[0]) +
+                        ", expected " + std::to_string(want));
       comm->barrier();
       return wrong;  // comm is destroyed here, with its worker thread
     });
@@ -389,7 +466,8 @@ TEST_CASE("small calls run in the caller's thread only when nothing is queued: i
     if (large.front() != n * (n - 1) / 2 || large.back() != n * (n - 1) / 2) wrong.push_back("large all_reduce wrong");
     for (std::size_t i = 0; i < small.size(); ++i)
       if (small[i].front() != static_cast<std::int64_t>(i) * 100 * n + n * (n - 1) / 2)
-        wrong.push_back("rank " + std::to_string(r) + ": small all_reduce " + std::to_string(i) + " gave " + std::to_string(small[i].front()));
+        wrong.push_back("rank " + std::to_string(r) + ": small all_reduce " + std::to_string(i) + " gave " +
+                        std::to_string(small[i].front()));
     // And a small call on an idle communicator completes before it returns.
     std::int64_t one = r;
     auto request = comm->all_reduce(&one, &one, 1, DataType::int64, ReduceOp::max);
@@ -418,7 +496,7 @@ TEST_CASE("a small call that fails in the caller's thread fails every later call
 TEST_CASE("a call that fails on the worker: every wait on its request throws its error, not a future's", "[collectives][in-process]") {
   auto transports = make_thread_transports(2, std::chrono::milliseconds(50));
   auto comm = make_host_communicator(std::move(transports[0]), "threads");  // rank 1 never takes part
-  std::vector<std::int64_t> large(1 << 17, 1);  // 1 MiB: runs on the worker
+  std::vector<std::int64_t> large(1 << 17, 1);                              // 1 MiB: runs on the worker
   auto request = comm->all_reduce(large.data(), large.data(), large.size(), DataType::int64, ReduceOp::sum);
   CHECK_THROWS_WITH(request->wait(), Catch::Contains("during all_reduce of 1048576 bytes (int64 sum)"));
   CHECK(request->test());
@@ -462,7 +540,8 @@ class CountingTransport final : public Transport {
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }
   std::vector<std::string> hosts() const override { return hosts_; }
-  void exchange(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes, std::uint32_t tag) override {
+  void exchange(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes,
+                std::uint32_t tag) override {
     count(to, send_bytes);
     inner_.exchange(to, send, send_bytes, from, recv, recv_bytes, tag);
   }
@@ -499,17 +578,20 @@ TEST_CASE("by host, each byte crosses between hosts once a direction, not with e
           for (std::size_t i = 0; i < total; ++i) in[i] = static_cast<float>(r + 1) + static_cast<float>(i % 5);
           std::vector<std::string> wrong;
           auto expect = [&](std::size_t i, float want, float got) {
-            if (got != want && wrong.empty()) wrong.push_back("rank " + std::to_string(r) + " element " + std::to_string(i) + ": " + std::to_string(got));
+            if (got != want && wrong.empty())
+              wrong.push_back("rank " + std::to_string(r) + " element " + std::to_string(i) + ": " + std::to_string(got));
           };
           if (kind == Kind::all_reduce) {
             coll.all_reduce(in.data(), out.data(), total, DataType::float32, ReduceOp::avg);
             for (std::size_t i = 0; i < total; ++i) expect(i, 2.5f + static_cast<float>(i % 5), out[i]);
           } else if (kind == Kind::all_gather) {
             coll.all_gather(in.data(), out.data(), block, DataType::float32);
-            for (std::size_t i = 0; i < total; ++i) expect(i, static_cast<float>(i / block + 1) + static_cast<float>(i % block % 5), out[i]);
+            for (std::size_t i = 0; i < total; ++i)
+              expect(i, static_cast<float>(i / block + 1) + static_cast<float>(i % block % 5), out[i]);
           } else {
             coll.reduce_scatter(in.data(), out.data(), block, DataType::float32, ReduceOp::sum);
-            for (std::size_t i = 0; i < block; ++i) expect(i, 10.0f + 4.0f * static_cast<float>((static_cast<std::size_t>(r) * block + i) % 5), out[i]);
+            for (std::size_t i = 0; i < block; ++i)
+              expect(i, 10.0f + 4.0f * static_cast<float>((static_cast<std::size_t>(r) * block + i) % 5), out[i]);
           }
           crossed[static_cast<std::size_t>(r)] = counting.across_hosts;
           return wrong;

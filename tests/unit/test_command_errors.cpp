@@ -25,7 +25,8 @@ TEST_CASE("run_command: the body's code, 6 for a usage error, 1 for any other fa
   CHECK(run_command("gpudirect test", []() -> int { throw std::invalid_argument("not a UsageError"); }) == kExitFailure);
   CHECK(run_command("gpudirect test", []() -> int { throw std::runtime_error("I/O"); }) == kExitFailure);
   const auto always_three = [](const std::exception&) { return 3; };
-  CHECK(run_command("gpudirect test", []() -> int { throw UsageError("x"); }, always_three) == 3);
+  CHECK(run_command(
+            "gpudirect test", []() -> int { throw UsageError("x"); }, always_three) == 3);
 }
 
 TEST_CASE("numbers as the commands print them", "[command]") {

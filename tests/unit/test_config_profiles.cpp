@@ -37,7 +37,7 @@ TEST_CASE("plugstack arguments", "[plugin_config]") {
   CHECK(lib_dir_for(d, Mode::tcpxo) == "/var/lib/tcpxo/lib64");
   CHECK(lib_dir_for(d, Mode::tcpx) == "/var/lib/tcpx/lib64");
   CHECK(lib_dir_for(d, Mode::gib) == "/usr/local/gib/lib64");  // where Google's nccl-gib package installs
-  CHECK(lib_dir_for(c, Mode::gib) == "/opt/tcpxo");              // lib_dir= is the node's one plugin dir
+  CHECK(lib_dir_for(c, Mode::gib) == "/opt/tcpxo");            // lib_dir= is the node's one plugin dir
   CHECK(lib_dir_for(c, Mode::rdma).empty());
   CHECK(d.gib_machine.empty());
   CHECK(parse_plugin_config({"gib_machine=a4"}).gib_machine == "a4");
@@ -62,7 +62,8 @@ TEST_CASE("plugstack arguments", "[plugin_config]") {
 TEST_CASE("the shipped TCPXO profile renders Google's default environment", "[profile]") {
   const auto profile = load_profile("tcpxo", {GPUDIRECT_PROFILE_DIR});
   const ProfileInputs inputs{{"DATA_NICS", "enp6s0,enp7s0,enp13s0,enp14s0,enp134s0,enp135s0,enp141s0,enp142s0"},
-                             {"CTRL_NIC", "enp0s12"}, {"LIB_DIR", "/var/lib/tcpxo/lib64"}};
+                             {"CTRL_NIC", "enp0s12"},
+                             {"LIB_DIR", "/var/lib/tcpxo/lib64"}};
   const auto env = apply_env(render(profile, inputs), {{"LD_LIBRARY_PATH", "/usr/local/cuda/lib64"}, {"NCCL_DEBUG", "INFO"}});
   const std::map<std::string, std::string> expected{
       {"LD_LIBRARY_PATH", "/var/lib/tcpxo/lib64:/usr/local/cuda/lib64"},
@@ -114,10 +115,10 @@ TEST_CASE("every shipped profile parses; rdma picks IB or EFA variables", "[prof
 
 TEST_CASE("every GPUDirect profile names NCCL's network, so a plugin that does not load fails NCCL", "[profile]") {
   // Without NCCL_NET, NCCL that cannot load the mode's plugin runs on sockets, 4-5x slower, silently.
-  const ProfileInputs inputs{{"DATA_NICS", "enp6s0"}, {"CTRL_NIC", "enp0s12"}, {"HOST_NICS", "enp0s12"}, {"LIB_DIR", "/lib"},
-                             {"SLURM_JOB_ID", "7"}, {"TASK_IB_HCAS", "mlx5_0"}, {"GIB_MACHINE", "a4"}};
-  for (const auto& [name, net] : {std::pair{"tcpxo", "FasTrak"}, std::pair{"tcpxo-simple", "FasTrak"}, std::pair{"tcpx", "GPUDirectTCPX_v7"},
-                                    std::pair{"gib", "gIB"}}) {
+  const ProfileInputs inputs{{"DATA_NICS", "enp6s0"}, {"CTRL_NIC", "enp0s12"},    {"HOST_NICS", "enp0s12"}, {"LIB_DIR", "/lib"},
+                             {"SLURM_JOB_ID", "7"},   {"TASK_IB_HCAS", "mlx5_0"}, {"GIB_MACHINE", "a4"}};
+  for (const auto& [name, net] : {std::pair{"tcpxo", "FasTrak"}, std::pair{"tcpxo-simple", "FasTrak"},
+                                  std::pair{"tcpx", "GPUDirectTCPX_v7"}, std::pair{"gib", "gIB"}}) {
     INFO(name);
     const auto env = apply_env(render(load_profile(name, {GPUDIRECT_PROFILE_DIR}), inputs), {{"NCCL_NET", "Socket"}});
     CHECK(env.at("NCCL_NET") == net);  // set, not only when unset: a stale NCCL_NET=Socket would undo the mode

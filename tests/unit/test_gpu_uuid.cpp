@@ -41,7 +41,7 @@ TEST_CASE("NVML through dlopen: GPU UUIDs to bus ids, MIG slices to their parent
   CHECK_THROWS_WITH(nvml->parent_bus_id("GPU-00000000-dead-beef-0000-000000000000"),
                     Catch::Contains("Not Found") && Catch::Contains("nvidia-smi -L"));
 
-  const Topology t = load_topology_file(fixture("a3-megagpu-8g.xml"));  // GPUs 0 and 1 at 04:00.0, 05:00.0
+  const Topology t = load_topology_file(fixture("a3-megagpu-8g.xml"));                        // GPUs 0 and 1 at 04:00.0, 05:00.0
   CHECK(gpu_uuids_to_indices(kMigA + "," + kMigB, "CUDA_VISIBLE_DEVICES", t, *nvml) == "0");  // two slices, one GPU
   CHECK(gpu_uuids_to_indices(kGpu1 + "," + kMigA, "CUDA_VISIBLE_DEVICES", t, *nvml) == "1,0");
   CHECK(gpu_uuids_to_indices("MIG-" + kGpu1 + "/1/0", "CUDA_VISIBLE_DEVICES", t, *nvml) == "1");  // pre-R470 form

@@ -25,12 +25,12 @@ TEST_CASE("jobs run side by side; one over the timeout is ended with its whole p
   std::filesystem::create_directories(dir);
   const std::string marker = (dir / "child-survived").string();
   // The slow job's own child would write the marker after 3 s if the group were not killed.
-  const std::vector<BoundedJob> jobs{
-      {{"sh", "-c", "echo quick; exit 3"}, (dir / "quick.log").string()},
-      {{"sh", "-c", "(sleep 3; touch " + marker + ") & echo slow; sleep 30"}, (dir / "slow.log").string()}};
+  const std::vector<BoundedJob> jobs{{{"sh", "-c", "echo quick; exit 3"}, (dir / "quick.log").string()},
+                                     {{"sh", "-c", "(sleep 3; touch " + marker + ") & echo slow; sleep 30"}, (dir / "slow.log").string()}};
   std::vector<std::size_t> started, ended;
   const auto start = std::chrono::steady_clock::now();
-  const auto ends = run_bounded(jobs, 1.0, [&](std::size_t i) { started.push_back(i); }, [&](std::size_t i, const JobEnd&) { ended.push_back(i); });
+  const auto ends = run_bounded(
+      jobs, 1.0, [&](std::size_t i) { started.push_back(i); }, [&](std::size_t i, const JobEnd&) { ended.push_back(i); });
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CHECK(started == std::vector<std::size_t>{0, 1});
   CHECK(ended == std::vector<std::size_t>{0, 1});

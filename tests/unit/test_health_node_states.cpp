@@ -25,7 +25,8 @@ TEST_CASE("sinfo's node lines: state, reason, and whether a pair can run there",
 
 TEST_CASE("Slurm's states and flag suffixes", "[health]") {
   for (const char* ok : {"idle", "allocated", "mixed", "completing", "idle$", "idle-"}) CHECK(usable_state(ok));
-  for (const char* no : {"down", "drained", "draining", "fail", "maint", "idle*", "idle~", "powered_down", "unknown", "inval"}) CHECK_FALSE(usable_state(no));
+  for (const char* no : {"down", "drained", "draining", "fail", "maint", "idle*", "idle~", "powered_down", "unknown", "inval"})
+    CHECK_FALSE(usable_state(no));
   CHECK(drained_state("drained*"));
   CHECK(drained_state("draining"));
   CHECK_FALSE(drained_state("down"));

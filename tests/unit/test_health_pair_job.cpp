@@ -45,18 +45,21 @@ TEST_CASE("a finished job becomes a run: measured, failed, timed out or never st
   const std::string table = "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 4.5 \n";
   CHECK(judge_job({"a", "b"}, Phase::first_pass, 0, false, 3, table, std::nullopt).outcome == Outcome::measured);
   CHECK(judge_job({"a", "b"}, Phase::first_pass, 0, false, 3, "", std::string(R"({"avg_busbw": 4.5})")).busbw == 4.5);
-  const auto failed = judge_job({"a", "b"}, Phase::first_pass, 3, false, 3, "gpudirect bench: rank 9 on b is gone\nsrun: error: b: task 9: Killed\n", std::nullopt);
+  const auto failed = judge_job({"a", "b"}, Phase::first_pass, 3, false, 3,
+                                "gpudirect bench: rank 9 on b is gone\nsrun: error: b: task 9: Killed\n", std::nullopt);
   CHECK(failed.outcome == Outcome::failed);
   CHECK(failed.detail == "exit 3: gpudirect bench: rank 9 on b is gone");
-  CHECK(judge_job({"a", "b"}, Phase::first_pass, 1, false, 1, "srun: error: Unable to create step\nsrun: error: Invalid gres\n", std::nullopt).detail ==
-        "exit 1: srun: error: Invalid gres");
-  const auto wrong = judge_job({"a", "b"}, Phase::first_pass, 7, false, 3, "# Out of bounds values : 5 FAILED\n# Avg bus bandwidth    : 4.5\n", std::nullopt);
+  CHECK(
+      judge_job({"a", "b"}, Phase::first_pass, 1, false, 1, "srun: error: Unable to create step\nsrun: error: Invalid gres\n", std::nullopt)
+          .detail == "exit 1: srun: error: Invalid gres");
+  const auto wrong = judge_job({"a", "b"}, Phase::first_pass, 7, false, 3,
+                               "# Out of bounds values : 5 FAILED\n# Avg bus bandwidth    : 4.5\n", std::nullopt);
   CHECK(wrong.outcome == Outcome::failed);
   CHECK(wrong.detail == "5 wrong values");
   CHECK(judge_job({"a", "b"}, Phase::first_pass, -1, true, 60, "bench started\n", std::nullopt).outcome == Outcome::timed_out);
   CHECK(judge_job({"a", "b"}, Phase::first_pass, -1, true, 60, "srun: job 7 queued and waiting for resources\n", std::nullopt).outcome ==
         Outcome::not_started);
   CHECK(judge_job({"a", "b"}, Phase::first_pass, -1, true, 60,
-                  "srun: job 7 queued and waiting for resources\nsrun: job 7 has been allocated resources\n", std::nullopt).outcome ==
-        Outcome::timed_out);
+                  "srun: job 7 queued and waiting for resources\nsrun: job 7 has been allocated resources\n", std::nullopt)
+            .outcome == Outcome::timed_out);
 }

@@ -38,7 +38,9 @@ TEST_CASE("the table names each node's pairs, verdict and the drain line", "[hea
   CHECK_THAT(table, Catch::Contains("node1      2  good      node2 0.4 GB/s, node3 5.2 GB/s"));
   CHECK_THAT(table, Catch::Contains("node5      0  skipped   down*: Not responding"));
   CHECK_THAT(table, Catch::Contains("group 4 nodes node1,node3,node4,node5: 4 GB/s ok"));
-  CHECK_THAT(table, Catch::Contains("scontrol update nodename=node2 state=drain reason=\"gpudirect health: all_gather timed out after 60 s with node4\""));
+  CHECK_THAT(table,
+             Catch::Contains(
+                 "scontrol update nodename=node2 state=drain reason=\"gpudirect health: all_gather timed out after 60 s with node4\""));
 }
 
 TEST_CASE("the JSON has every node with its verdict, pairs and drain reason", "[health]") {
@@ -69,7 +71,7 @@ TEST_CASE("the heat map has a tile per node with a line per pair, a bar per grou
   CHECK_THAT(svg, !Catch::Contains(">node5</text>"));  // skipped nodes have no tile
   std::size_t lines = 0;
   for (std::size_t at = svg.find("<g><title>"); at != std::string::npos; at = svg.find("<g><title>", at + 1)) ++lines;
-  CHECK(lines == 8);  // 4 pair runs, each in both nodes' tiles
+  CHECK(lines == 8);                                                  // 4 pair runs, each in both nodes' tiles
   CHECK_THAT(svg, Catch::Contains("fill=\"#c00000\">node2</text>"));  // the bad node's label is red
   CHECK_THAT(svg, Catch::Contains("<g class=\"group\"><title>node1 + node3 + node4 + node5: 4 GB/s (group)</title>"));
   CHECK_THAT(svg, Catch::Contains(">4 nodes</text>"));
@@ -80,7 +82,8 @@ TEST_CASE("the heat map of 64 nodes stays a few screens wide: 8 tiles to a row",
   std::vector<SweepRun> runs;
   for (int i = 1; i <= 64; ++i) names.push_back("node" + std::to_string(i));
   for (int i = 0; i < 64; i += 2) runs.push_back({{names[i], names[i + 1]}, Phase::first_pass, Outcome::measured, 5.0, "", 2});
-  for (int i = 60; i >= 0; i -= 4) runs.push_back({{names[i], names[i + 1], names[i + 2], names[i + 3]}, Phase::group, Outcome::measured, 4.0, "", 3});
+  for (int i = 60; i >= 0; i -= 4)
+    runs.push_back({{names[i], names[i + 1], names[i + 2], names[i + 3]}, Phase::group, Outcome::measured, 4.0, "", 3});
   runs.push_back({names, Phase::group, Outcome::timed_out, 0, "killed after 60 s", 60});
   const auto nodes = judge_nodes(names, runs, 3.5);
   const std::string svg = heat_map_svg(nodes, runs, 3.5, "64");

@@ -32,11 +32,11 @@ TEST_CASE("host groups: the host's ranks, and the ranks at the same place on eve
     CHECK(host_groups(hosts, 2)->across == std::vector<int>{2, 3});
   }
   SECTION("no groups where they bring nothing or would not line up") {
-    CHECK_FALSE(host_groups({}, 0));                          // the transport does not know
-    CHECK_FALSE(host_groups({"a", "a", "a", "a"}, 1));        // one host
-    CHECK_FALSE(host_groups({"a", "b", "c"}, 1));             // one rank a host
-    CHECK_FALSE(host_groups({"a", "a", "b", "b", "b"}, 0));   // uneven
-    CHECK_FALSE(host_groups({"a", "a", "b", "b"}, 4));        // not a rank of the list
+    CHECK_FALSE(host_groups({}, 0));                         // the transport does not know
+    CHECK_FALSE(host_groups({"a", "a", "a", "a"}, 1));       // one host
+    CHECK_FALSE(host_groups({"a", "b", "c"}, 1));            // one rank a host
+    CHECK_FALSE(host_groups({"a", "a", "b", "b", "b"}, 0));  // uneven
+    CHECK_FALSE(host_groups({"a", "a", "b", "b"}, 4));       // not a rank of the list
     CHECK_FALSE(host_groups({"a", "a", "b", "b"}, -1));
   }
 }

@@ -52,8 +52,8 @@ TEST_CASE("quote_bounded escapes control bytes and cuts long values", "[hostile]
 
 TEST_CASE("hostile --gpu-direct values are refused with a bounded message", "[hostile]") {
   for (const std::string& value : {std::string("tcpxo\nNCCL_NET=evil"), std::string("tcpxo=1"), std::string("tcpxo;rm -rf /"),
-                                   std::string("$(reboot)"), std::string("`id`"), std::string("../../etc/passwd"), kWithNul,
-                                   kHuge, std::string("tcpxo,") + kHuge, std::string("tcpxo,verbose,verbose")}) {
+                                   std::string("$(reboot)"), std::string("`id`"), std::string("../../etc/passwd"), kWithNul, kHuge,
+                                   std::string("tcpxo,") + kHuge, std::string("tcpxo,verbose,verbose")}) {
     const std::string message = refusal([&] { parse_mode_request(value); });
     CHECK(message.find("invalid --gpu-direct value") != std::string::npos);
   }
@@ -61,12 +61,11 @@ TEST_CASE("hostile --gpu-direct values are refused with a bounded message", "[ho
 }
 
 TEST_CASE("plugstack paths: absolute, no '..', no control bytes, bounded", "[hostile]") {
-  for (const std::string& arg : {std::string("lib_dir=/var/lib/../../etc"), std::string("topology=/etc/x/../shadow"),
-                                 std::string("profile_dir=/a/..") , std::string("rxdm_ready=/run/x\nverbose=on"),
-                                 std::string("lib_dir=relative/dir"), "lib_dir=/" + kHuge, "lib_dir=/tmp/" + kWithNul,
-                                 std::string("profile.tcpxo=../tcpxo"), std::string("profile.tcpxo=a/b"),
-                                 std::string("profile.tcpxo=x;rm"), std::string("profile.tcpxo=.hidden"),
-                                 "profile.tcpxo=" + kHuge, "default=" + kHuge, kHuge})
+  for (const std::string& arg :
+       {std::string("lib_dir=/var/lib/../../etc"), std::string("topology=/etc/x/../shadow"), std::string("profile_dir=/a/.."),
+        std::string("rxdm_ready=/run/x\nverbose=on"), std::string("lib_dir=relative/dir"), "lib_dir=/" + kHuge, "lib_dir=/tmp/" + kWithNul,
+        std::string("profile.tcpxo=../tcpxo"), std::string("profile.tcpxo=a/b"), std::string("profile.tcpxo=x;rm"),
+        std::string("profile.tcpxo=.hidden"), "profile.tcpxo=" + kHuge, "default=" + kHuge, kHuge})
     refusal([&] { parse_plugin_config({arg}); });
   // Names with '..' inside a component are ordinary names.
   CHECK(parse_plugin_config({"lib_dir=/opt/tcpxo..v2/lib64"}).lib_dir == "/opt/tcpxo..v2/lib64");
@@ -74,8 +73,8 @@ TEST_CASE("plugstack paths: absolute, no '..', no control bytes, bounded", "[hos
 }
 
 TEST_CASE("a profile may set only NCCL_*, FI_*, GPUDIRECT_* and LD_LIBRARY_PATH", "[hostile][profile]") {
-  for (const char* line : {"PATH=/tmp/evil", "LD_PRELOAD=/tmp/evil.so", "PATH+=/tmp", "HOME?=/tmp", "SLURM_JOB_ID=1",
-                           "BASH_ENV=/tmp/x", "when CTRL_NIC: LD_PRELOAD=x"}) {
+  for (const char* line : {"PATH=/tmp/evil", "LD_PRELOAD=/tmp/evil.so", "PATH+=/tmp", "HOME?=/tmp", "SLURM_JOB_ID=1", "BASH_ENV=/tmp/x",
+                           "when CTRL_NIC: LD_PRELOAD=x"}) {
     const std::string message = refusal([&] { parse_profile(std::string(line) + "\n", "x", "x.conf"); });
     CHECK(message.find("x.conf:1") != std::string::npos);
   }
@@ -95,8 +94,8 @@ TEST_CASE("profiles are read only from the configured directories", "[hostile][p
   std::ofstream(dir / "profiles" / "inside.conf") << "NCCL_NET=inside\n";
   const std::vector<std::string> dirs{(dir / "profiles").string()};
   CHECK(load_profile("inside", dirs).lines.at(0).value_template == "inside");
-  for (const std::string& name : {std::string("../outside"), (dir / "outside").string(), std::string("..") ,
-                                  std::string(".hidden"), std::string("in\nside"), std::string(""), kHuge})
+  for (const std::string& name : {std::string("../outside"), (dir / "outside").string(), std::string(".."), std::string(".hidden"),
+                                  std::string("in\nside"), std::string(""), kHuge})
     refusal([&] { load_profile(name, dirs); }, 1024);
   std::filesystem::remove_all(dir);
 }
@@ -104,8 +103,8 @@ TEST_CASE("profiles are read only from the configured directories", "[hostile][p
 TEST_CASE("Slurm's variables with hostile values are refused with bounded messages", "[hostile]") {
   GpuSelectionInput input;
   input.gpu_count = 8;
-  for (const std::string& value : {std::string("0\n1"), std::string("0;1"), kWithNul, kHuge, std::string("0,") + kHuge,
-                                   std::string("GPU-") + kHuge}) {
+  for (const std::string& value :
+       {std::string("0\n1"), std::string("0;1"), kWithNul, kHuge, std::string("0,") + kHuge, std::string("GPU-") + kHuge}) {
     input.cuda_visible_devices = value;
     refusal([&] { select_task_gpus(input); });
   }

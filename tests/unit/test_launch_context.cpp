@@ -6,9 +6,15 @@
 using gpudirect::bootstrap::context_from_environment;
 
 TEST_CASE("Slurm: rank, size, local rank, rendezvous on the first host of the step", "[launch_context]") {
-  const auto c = context_from_environment({{"SLURM_PROCID", "9"}, {"SLURM_NTASKS", "16"}, {"SLURM_STEP_NUM_TASKS", "16"},
-                                           {"SLURM_LOCALID", "1"}, {"SLURM_NODEID", "1"}, {"SLURM_STEP_TASKS_PER_NODE", "8(x2)"},
-                                           {"SLURM_STEP_NODELIST", "a3mega-[07-08]"}, {"SLURM_JOB_ID", "42"}, {"SLURM_STEP_ID", "0"}});
+  const auto c = context_from_environment({{"SLURM_PROCID", "9"},
+                                           {"SLURM_NTASKS", "16"},
+                                           {"SLURM_STEP_NUM_TASKS", "16"},
+                                           {"SLURM_LOCALID", "1"},
+                                           {"SLURM_NODEID", "1"},
+                                           {"SLURM_STEP_TASKS_PER_NODE", "8(x2)"},
+                                           {"SLURM_STEP_NODELIST", "a3mega-[07-08]"},
+                                           {"SLURM_JOB_ID", "42"},
+                                           {"SLURM_STEP_ID", "0"}});
   CHECK(c.origin == "slurm");
   CHECK(c.rank == 9);
   CHECK(c.size == 16);
@@ -19,23 +25,34 @@ TEST_CASE("Slurm: rank, size, local rank, rendezvous on the first host of the st
   CHECK(c.rendezvous_port >= 20000);
   CHECK(c.rendezvous_port < 40000);
   // Same job and step: the same port on every node; another step: (almost surely) another port.
-  const auto again = context_from_environment({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "16"}, {"SLURM_STEP_NODELIST", "a3mega-[07-08]"},
-                                               {"SLURM_JOB_ID", "42"}, {"SLURM_STEP_ID", "0"}});
+  const auto again = context_from_environment({{"SLURM_PROCID", "0"},
+                                               {"SLURM_NTASKS", "16"},
+                                               {"SLURM_STEP_NODELIST", "a3mega-[07-08]"},
+                                               {"SLURM_JOB_ID", "42"},
+                                               {"SLURM_STEP_ID", "0"}});
   CHECK(again.rendezvous_port == c.rendezvous_port);
-  const auto reserved = context_from_environment({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_STEP_NODELIST", "n1"},
-                                                  {"SLURM_STEP_RESV_PORTS", "12000-12015"}});
+  const auto reserved = context_from_environment(
+      {{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_STEP_NODELIST", "n1"}, {"SLURM_STEP_RESV_PORTS", "12000-12015"}});
   CHECK(reserved.rendezvous_port == 12000);
 }
 
 TEST_CASE("uneven tasks per node", "[launch_context]") {
-  const auto c = context_from_environment({{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "4"}, {"SLURM_LOCALID", "0"}, {"SLURM_NODEID", "1"},
-                                           {"SLURM_STEP_TASKS_PER_NODE", "3,1"}, {"SLURM_STEP_NODELIST", "n[1-2]"}});
+  const auto c = context_from_environment({{"SLURM_PROCID", "3"},
+                                           {"SLURM_NTASKS", "4"},
+                                           {"SLURM_LOCALID", "0"},
+                                           {"SLURM_NODEID", "1"},
+                                           {"SLURM_STEP_TASKS_PER_NODE", "3,1"},
+                                           {"SLURM_STEP_NODELIST", "n[1-2]"}});
   CHECK(c.local_size == 1);
 }
 
 TEST_CASE("torchrun-style variables", "[launch_context]") {
-  const auto c = context_from_environment({{"RANK", "5"}, {"WORLD_SIZE", "16"}, {"LOCAL_RANK", "5"}, {"LOCAL_WORLD_SIZE", "8"},
-                                           {"MASTER_ADDR", "10.0.0.2"}, {"MASTER_PORT", "29500"}});
+  const auto c = context_from_environment({{"RANK", "5"},
+                                           {"WORLD_SIZE", "16"},
+                                           {"LOCAL_RANK", "5"},
+                                           {"LOCAL_WORLD_SIZE", "8"},
+                                           {"MASTER_ADDR", "10.0.0.2"},
+                                           {"MASTER_PORT", "29500"}});
   CHECK(c.origin == "torchrun");
   CHECK(c.rank == 5);
   CHECK(c.rendezvous_host == "10.0.0.2");
@@ -44,8 +61,12 @@ TEST_CASE("torchrun-style variables", "[launch_context]") {
 }
 
 TEST_CASE("our own spawn wins; nothing at all is a single rank", "[launch_context]") {
-  const auto c = context_from_environment({{"GPUDIRECT_LAUNCH_RANK", "2"}, {"GPUDIRECT_LAUNCH_SIZE", "4"}, {"GPUDIRECT_LAUNCH_PORT", "31000"},
-                                           {"SLURM_PROCID", "0"}, {"SLURM_STEP_NODELIST", "n1"}, {"SLURM_NTASKS", "1"}});
+  const auto c = context_from_environment({{"GPUDIRECT_LAUNCH_RANK", "2"},
+                                           {"GPUDIRECT_LAUNCH_SIZE", "4"},
+                                           {"GPUDIRECT_LAUNCH_PORT", "31000"},
+                                           {"SLURM_PROCID", "0"},
+                                           {"SLURM_STEP_NODELIST", "n1"},
+                                           {"SLURM_NTASKS", "1"}});
   CHECK(c.origin == "spawn");
   CHECK(c.rank == 2);
   CHECK(c.size == 4);

@@ -42,15 +42,17 @@ TEST_CASE("bench: the metrics file has the average, every row, the straggler and
   const std::string text = bench_metrics(run).text();
   const std::string base = "collective=\"all_gather\",backend=\"libfabric/tcp\"";
   CHECK_THAT(text, Contains("# TYPE gpudirect_bench_busbw_gbps gauge\ngpudirect_bench_busbw_gbps{" + base + "} 0.33\n"));
-  CHECK_THAT(text, Contains("gpudirect_bench_size_busbw_gbps{" + base + ",size_bytes=\"1024\",type=\"float\",redop=\"none\",placement=\"in_place\"} 0.33\n"));
-  CHECK_THAT(text, Contains("gpudirect_bench_size_time_seconds{" + base + ",size_bytes=\"1024\",type=\"float\",redop=\"none\",placement=\"out_of_place\"} 0.00015\n"));
+  CHECK_THAT(text, Contains("gpudirect_bench_size_busbw_gbps{" + base +
+                            ",size_bytes=\"1024\",type=\"float\",redop=\"none\",placement=\"in_place\"} 0.33\n"));
+  CHECK_THAT(text, Contains("gpudirect_bench_size_time_seconds{" + base +
+                            ",size_bytes=\"1024\",type=\"float\",redop=\"none\",placement=\"out_of_place\"} 0.00015\n"));
   CHECK_THAT(text, Contains("gpudirect_bench_ranks{" + base + "} 3\n"));
   CHECK_THAT(text, Contains("gpudirect_bench_passed{" + base + "} 1\n"));
   CHECK_THAT(text, Contains("gpudirect_bench_straggler{" + base + ",rank=\"2\",host=\"n2\"} 1\n"));
   CHECK_THAT(text, Contains("gpudirect_bench_slowest_rank_seconds{" + base + ",rank=\"2\",host=\"n2\"} 0.0012\n"));
   CHECK_THAT(text, Contains("gpudirect_bench_timestamp_seconds{" + base + "} 1700000000.5\n"));
   CHECK_THAT(text, Contains("over 1.5 x the median and 50 us above it"));
-  CHECK(text.find("job_id") == std::string::npos);              // outside Slurm: no job_id label
+  CHECK(text.find("job_id") == std::string::npos);                          // outside Slurm: no job_id label
   CHECK(text.find("gpudirect_bench_min_busbw_gbps") == std::string::npos);  // no threshold given
 
   run.job_id = "4242";
@@ -99,16 +101,16 @@ TEST_CASE("train: the metrics file has the step, throughput, MFU, loss and the s
   p.updated_unix_seconds = 1700000000;
   const std::string text = train_metrics(p).text();
   const std::string base = "preset=\"tiny\",job_id=\"77\"";
-  for (const std::string& line : {"gpudirect_train_step{" + base + "} 12\n", "gpudirect_train_planned_steps{" + base + "} 20\n",
-                                 "gpudirect_train_loss{" + base + "} 5.25\n", "gpudirect_train_step_seconds{" + base + "} 0.5\n",
-                                 "gpudirect_train_median_step_seconds{" + base + "} 0.25\n", "gpudirect_train_tokens_per_second{" + base + "} 1024\n",
-                                 "gpudirect_train_mfu_ratio{" + base + "} 0.375\n", "gpudirect_train_exposed_comm_seconds{" + base + "} 0.125\n",
-                                 "gpudirect_train_ranks{" + base + "} 2\n",
-                                 "gpudirect_train_slowest_rank_compute_seconds{" + base + ",rank=\"1\",host=\"b\"} 0.3\n",
-                                 "gpudirect_train_median_rank_compute_seconds{" + base + "} 0.2\n",
-                                 "gpudirect_train_straggler{" + base + ",rank=\"1\",host=\"b\"} 1\n",
-                                 "gpudirect_train_straggler_steps{" + base + ",rank=\"1\",host=\"b\"} 4\n",
-                                 "gpudirect_train_timestamp_seconds{" + base + "} 1700000000\n"}) {
+  for (const std::string& line :
+       {"gpudirect_train_step{" + base + "} 12\n", "gpudirect_train_planned_steps{" + base + "} 20\n",
+        "gpudirect_train_loss{" + base + "} 5.25\n", "gpudirect_train_step_seconds{" + base + "} 0.5\n",
+        "gpudirect_train_median_step_seconds{" + base + "} 0.25\n", "gpudirect_train_tokens_per_second{" + base + "} 1024\n",
+        "gpudirect_train_mfu_ratio{" + base + "} 0.375\n", "gpudirect_train_exposed_comm_seconds{" + base + "} 0.125\n",
+        "gpudirect_train_ranks{" + base + "} 2\n", "gpudirect_train_slowest_rank_compute_seconds{" + base + ",rank=\"1\",host=\"b\"} 0.3\n",
+        "gpudirect_train_median_rank_compute_seconds{" + base + "} 0.2\n",
+        "gpudirect_train_straggler{" + base + ",rank=\"1\",host=\"b\"} 1\n",
+        "gpudirect_train_straggler_steps{" + base + ",rank=\"1\",host=\"b\"} 4\n",
+        "gpudirect_train_timestamp_seconds{" + base + "} 1700000000\n"}) {
     INFO(line);
     CHECK_THAT(text, Contains(line));
   }

@@ -38,9 +38,9 @@ TEST_CASE("a plugin that does not load, is no plugin, or is absent is named with
     const auto check = check_net_plugin(env_with("gIB", kStandins + "/broken"));
     REQUIRE(check);
     CHECK(check->library == kStandins + "/broken/libnccl-net.so");
-    CHECK_THAT(check->problem, Catch::Contains("NCCL_NET=gIB needs NCCL's network plugin, and " + kStandins +
-                                               "/broken/libnccl-net.so does not load") &&
-                                   Catch::Contains("gpudirect_standin_missing_symbol"));
+    CHECK_THAT(check->problem,
+               Catch::Contains("NCCL_NET=gIB needs NCCL's network plugin, and " + kStandins + "/broken/libnccl-net.so does not load") &&
+                   Catch::Contains("gpudirect_standin_missing_symbol"));
   }
   SECTION("a library without an ncclNetPlugin symbol") {
     const auto check = check_net_plugin(env_with("GPUDirectTCPX_v7", kStandins + "/not_a_plugin"));

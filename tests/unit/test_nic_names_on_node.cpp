@@ -12,8 +12,8 @@ using namespace gpudirect;
 
 namespace {
 
-const std::vector<std::string> kA3MegaInterfaces{"lo",       "enp0s12",  "enp6s0",   "enp7s0",  "enp13s0",
-                                                 "enp14s0",  "enp134s0", "enp135s0", "enp141s0", "enp142s0"};
+const std::vector<std::string> kA3MegaInterfaces{"lo",      "enp0s12",  "enp6s0",   "enp7s0",   "enp13s0",
+                                                 "enp14s0", "enp134s0", "enp135s0", "enp141s0", "enp142s0"};
 
 TaskSetupInput tcpxo_task(std::optional<std::vector<std::string>> interfaces) {
   TaskSetupInput in;
@@ -45,12 +45,8 @@ TEST_CASE("a node whose NIC names differ from the topology's fails the task nami
   const Topology topology = load_topology_file(std::string(GPUDIRECT_FIXTURE_DIR) + "/a3-megagpu-8g.xml");
   const NodePlan plan = plan_node(topology);
 
-  SECTION("every name present: the task is set up") {
-    CHECK(plan_task(topology, plan, tcpxo_task(kA3MegaInterfaces)).mode == Mode::tcpxo);
-  }
-  SECTION("not probed (offline tools): no check") {
-    CHECK(plan_task(topology, plan, tcpxo_task(std::nullopt)).mode == Mode::tcpxo);
-  }
+  SECTION("every name present: the task is set up") { CHECK(plan_task(topology, plan, tcpxo_task(kA3MegaInterfaces)).mode == Mode::tcpxo); }
+  SECTION("not probed (offline tools): no check") { CHECK(plan_task(topology, plan, tcpxo_task(std::nullopt)).mode == Mode::tcpxo); }
   SECTION("a data NIC renamed: refused, naming node, interface and fix") {
     auto renamed = kA3MegaInterfaces;
     std::replace(renamed.begin(), renamed.end(), std::string("enp6s0"), std::string("eth1"));

@@ -40,11 +40,10 @@ TEST_CASE("PciAddress orders by domain, bus, device, function", "[pci_address]")
 }
 
 TEST_CASE("PciAddress rejects malformed text and says what it expected", "[pci_address]") {
-  for (const char* bad : {"", "06", "06:00", "0000:100:00.0", "0000:06:20.0", "0000:06:00.8", "zz:00.0", "0000:06:00.",
-                          ":06:00.0", "0000:06:00.00", "1:2:06:00.0", "0x00:06:00.0", "+6:00.0", "06:00.0 ",
-                          "123456789:06:00.0", "0000:-1:00.0"}) {
+  for (const char* bad : {"", "06", "06:00", "0000:100:00.0", "0000:06:20.0", "0000:06:00.8", "zz:00.0", "0000:06:00.", ":06:00.0",
+                          "0000:06:00.00", "1:2:06:00.0", "0x00:06:00.0", "+6:00.0", "06:00.0 ", "123456789:06:00.0", "0000:-1:00.0"}) {
     INFO(bad);
-    CHECK_THROWS_WITH(PciAddress::parse(bad), Catch::Contains("invalid PCI address '" + std::string(bad) + "'") &&
-                                                  Catch::Contains("e.g. 0000:06:00.0"));
+    CHECK_THROWS_WITH(PciAddress::parse(bad),
+                      Catch::Contains("invalid PCI address '" + std::string(bad) + "'") && Catch::Contains("e.g. 0000:06:00.0"));
   }
 }

@@ -14,8 +14,12 @@ using namespace gpudirect;
 
 namespace {
 
-const ProfileInputs kNode{{"LIB_DIR", "/var/lib/tcpxo/lib64"}, {"SLURM_JOB_ID", "4242"}, {"CTRL_NIC", "enp0s12"},
-                          {"DATA_NICS", "enp6s0"}, {"HOST_NICS", "enp0s12"}, {"TASK_IB_HCAS", "mlx5_0"},
+const ProfileInputs kNode{{"LIB_DIR", "/var/lib/tcpxo/lib64"},
+                          {"SLURM_JOB_ID", "4242"},
+                          {"CTRL_NIC", "enp0s12"},
+                          {"DATA_NICS", "enp6s0"},
+                          {"HOST_NICS", "enp0s12"},
+                          {"TASK_IB_HCAS", "mlx5_0"},
                           {"GIB_MACHINE", "a4"}};
 
 std::vector<ContainerMount> shipped_mounts(const std::string& name, const ProfileInputs& inputs = kNode) {
@@ -78,8 +82,7 @@ TEST_CASE("mount rendering: conditions, repeats, conflicts, order", "[profile][m
   CHECK_THROWS_WITH(render_mounts(parse_profile("mount /usr/local/gib/lib64 ro\nmount /usr/local/gib ro\n", "x", "x.conf"), {}),
                     Catch::Contains("x.conf:2") && Catch::Contains("would hide the one on /usr/local/gib/lib64 (x.conf:1)") &&
                         Catch::Contains("put the outer one first"));
-  CHECK(render_mounts(parse_profile("mount /usr/local/gib ro\nmount /usr/local/gib/lib64 ro\nmount /usr/local/gibber\n", "x", "x.conf"),
-                      {})
+  CHECK(render_mounts(parse_profile("mount /usr/local/gib ro\nmount /usr/local/gib/lib64 ro\nmount /usr/local/gibber\n", "x", "x.conf"), {})
             .size() == 3);
 }
 
@@ -92,7 +95,8 @@ TEST_CASE("mount line errors name the file and line", "[profile][mounts]") {
     }
     return std::string("(no error)");
   };
-  CHECK_THAT(error_of("NCCL_A=1\nmount\n"), Catch::Contains("x.conf:2") && Catch::Contains("expected 'mount SOURCE [DESTINATION] [ro|rw]'"));
+  CHECK_THAT(error_of("NCCL_A=1\nmount\n"),
+             Catch::Contains("x.conf:2") && Catch::Contains("expected 'mount SOURCE [DESTINATION] [ro|rw]'"));
   CHECK_THAT(error_of("mount ro\n"), Catch::Contains("x.conf:1") && Catch::Contains("no SOURCE"));
   CHECK_THAT(error_of("mount /a /b /c\n"), Catch::Contains("'/c' is neither a path nor ro or rw"));
   CHECK_THAT(error_of("mount /a ro rw\n"), Catch::Contains("ro or rw comes once, last"));
@@ -173,7 +177,8 @@ TEST_CASE("container needs of a mode, in pyxis's and enroot's forms", "[profile]
   const auto tcpx = container_needs(shipped_config("/opt/tcpx"), Mode::tcpx, {{"SLURM_JOB_ID", "17"}});
   CHECK(pyxis_container_mounts(tcpx.mounts) == "/opt/tcpx:/opt/tcpx:ro,/run/tcpx-17:/run/tcpx-17");
   CHECK(tcpx.library_path == "/opt/tcpx");
-  CHECK_THROWS_WITH(container_needs(shipped_config(), Mode::tcpx, {}), Catch::Contains("tcpx.conf") && Catch::Contains("${SLURM_JOB_ID} is empty"));
+  CHECK_THROWS_WITH(container_needs(shipped_config(), Mode::tcpx, {}),
+                    Catch::Contains("tcpx.conf") && Catch::Contains("${SLURM_JOB_ID} is empty"));
   CHECK(container_needs(shipped_config(), Mode::gib, {}).library_path == "/usr/local/gib/lib64");
 
   const auto rdma = container_needs(shipped_config(), Mode::rdma, {});

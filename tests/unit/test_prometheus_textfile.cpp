@@ -84,7 +84,8 @@ TEST_CASE("values: NaN, +Inf, -Inf and the shortest decimal that reads back the 
   CHECK(format_value(-3) == "-3");
   CHECK(format_value(-0.0) == "-0");
   CHECK(format_value(1e20) == "1e+20");
-  for (const double v : {0.1, 1.0 / 3, 123456789.123, 6.02e23, 4.9e-324, 1e15, 999999999999999.0, 1700000000.25}) CHECK(std::strtod(format_value(v).c_str(), nullptr) == v);
+  for (const double v : {0.1, 1.0 / 3, 123456789.123, 6.02e23, 4.9e-324, 1e15, 999999999999999.0, 1700000000.25})
+    CHECK(std::strtod(format_value(v).c_str(), nullptr) == v);
 }
 
 TEST_CASE("a file renders HELP, TYPE and samples family by family, in the order declared", "[prometheus]") {

@@ -205,7 +205,9 @@ TEST_CASE("staging layout: each rank touches only its 3n-2 rings, and together t
       CHECK(mine.size() == ranges.size());  // no ring twice
       CHECK(mine.count(layout.broadcast_ring(r)) == 1);
       for (int q = 0; q < n; ++q)
-        if (q != r) CHECK((mine.count(layout.peer_ring(r, q)) == 1 && mine.count(layout.peer_ring(q, r)) == 1 && mine.count(layout.broadcast_ring(q)) == 1));
+        if (q != r)
+          CHECK((mine.count(layout.peer_ring(r, q)) == 1 && mine.count(layout.peer_ring(q, r)) == 1 &&
+                 mine.count(layout.broadcast_ring(q)) == 1));
       all.insert(mine.begin(), mine.end());
     }
     CHECK(all.size() == layout.ring_count());
@@ -213,11 +215,11 @@ TEST_CASE("staging layout: each rank touches only its 3n-2 rings, and together t
 }
 
 TEST_CASE("staging spins only where the host's ranks have a CPU each: distinct CPUs of the ranks' affinity lists", "[staging]") {
-  CHECK(distinct_cpus({"0,1", "0,1"}) == 2);        // --np 2 on 2 cores: spin
+  CHECK(distinct_cpus({"0,1", "0,1"}) == 2);                // --np 2 on 2 cores: spin
   CHECK(distinct_cpus({"0,1", "0,1", "0,1", "0,1"}) == 2);  // --np 4 on 2 cores: yield at once
-  CHECK(distinct_cpus({"0", "1", "2,3"}) == 4);      // bound by Slurm, disjoint
-  CHECK(distinct_cpus({"0", "0"}) == 1);              // both bound to one core
-  CHECK(distinct_cpus({"", "12,130"}) == 2);           // a rank that could not read its mask adds nothing
+  CHECK(distinct_cpus({"0", "1", "2,3"}) == 4);             // bound by Slurm, disjoint
+  CHECK(distinct_cpus({"0", "0"}) == 1);                    // both bound to one core
+  CHECK(distinct_cpus({"", "12,130"}) == 2);                // a rank that could not read its mask adds nothing
   cpu_set_t set;
   CPU_ZERO(&set);
   REQUIRE(sched_getaffinity(0, sizeof set, &set) == 0);
@@ -303,7 +305,9 @@ TEST_CASE("staging: a rank that cannot map its peer's buffer stops the job with 
   ShareableMemory memory0, memory1;
   // Rank 1 believes rank 0 runs as a process that does not exist.
   const std::vector<pid_t> truth{::getpid(), ::getpid()}, wrong{std::numeric_limits<pid_t>::max(), ::getpid()};
-  auto wait = [&] { return StagingWait{.timeout = 10s, .abort = abort, .on_failure = [&](const std::string& m) { abort->raise(m); }, .host = "h"}; };
+  auto wait = [&] {
+    return StagingWait{.timeout = 10s, .abort = abort, .on_failure = [&](const std::string& m) { abort->raise(m); }, .host = "h"};
+  };
   StagedCollectives rank0(rings.data(), layout, 0, wait(), DirectReads{.own = &memory0, .pids = truth});
   StagedCollectives rank1(rings.data(), layout, 1, wait(), DirectReads{.own = &memory1, .pids = wrong});
   const std::size_t count = 1 << 18;  // 1 MiB blocks of float: read in place

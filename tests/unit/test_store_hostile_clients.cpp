@@ -32,7 +32,8 @@ class RawClient {
       address.sin_family = AF_INET;
       address.sin_port = htons(static_cast<std::uint16_t>(port));
       address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) fd_ = fd;
+      if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0)
+        fd_ = fd;
       else {
         ::close(fd);
         std::this_thread::sleep_for(10ms);
@@ -41,7 +42,9 @@ class RawClient {
     REQUIRE(fd_ >= 0);
   }
   ~RawClient() { ::close(fd_); }
-  void write(const std::string& bytes) { CHECK(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size())); }
+  void write(const std::string& bytes) {
+    CHECK(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size()));
+  }
   // Everything the server sends until it closes the connection or `wait` passes.
   std::string read_all(std::chrono::milliseconds wait) {
     std::string out;

@@ -37,9 +37,9 @@ TEST_CASE("the slowest rank is named a straggler only past both the ratio and th
 
 TEST_CASE("too few ranks, zero or non-finite times name no straggler", "[straggler]") {
   CHECK_FALSE(slowest_rank({}, kRule));
-  CHECK_FALSE(slowest_rank({0.1, 0.9}, kRule)->straggler);                          // 2 ranks, rule wants 3
-  CHECK(slowest_rank({0.1, 0.9}, StragglerRule{1.5, 0.01, 2})->straggler);           // a 2-rank rule: 0.9 > 1.5 x 0.5
-  CHECK_FALSE(slowest_rank({0, 0, 0.5}, kRule)->straggler);                          // median 0
+  CHECK_FALSE(slowest_rank({0.1, 0.9}, kRule)->straggler);                  // 2 ranks, rule wants 3
+  CHECK(slowest_rank({0.1, 0.9}, StragglerRule{1.5, 0.01, 2})->straggler);  // a 2-rank rule: 0.9 > 1.5 x 0.5
+  CHECK_FALSE(slowest_rank({0, 0, 0.5}, kRule)->straggler);                 // median 0
   CHECK_FALSE(slowest_rank({0.1, 0.1, NAN, 0.9}, kRule)->straggler);
   CHECK_FALSE(slowest_rank({0.1, 0.1, INFINITY}, kRule)->straggler);
   CHECK(slowest_rank({0.2, 0.2, 0.2}, kRule)->rank == 0);  // equals: the lowest rank
@@ -52,7 +52,7 @@ TEST_CASE("bench and train rules: bench 1.5x and 50 us from 3 ranks, train 1.2x 
   CHECK_FALSE(slowest_rank({10e-6, 10e-6, 40e-6}, kBenchStragglerRule)->straggler);  // 4x but 30 us
   CHECK(slowest_rank({0.100, 0.200}, kTrainStragglerRule)->straggler);               // 0.2 > 1.2 x 0.15
   CHECK_FALSE(slowest_rank({0.100, 0.110}, kTrainStragglerRule)->straggler);
-  CHECK_FALSE(slowest_rank({0.001, 0.003}, kTrainStragglerRule)->straggler);          // 1.5x but 1 ms above the median
+  CHECK_FALSE(slowest_rank({0.001, 0.003}, kTrainStragglerRule)->straggler);  // 1.5x but 1 ms above the median
 }
 
 TEST_CASE("the rule in words", "[straggler]") {

@@ -29,7 +29,7 @@ TaskSetupInput task(Mode mode, int local) {
   in.hostname = "a3mega-1";
   in.facts.tcpxo_plugin = true;
   const std::string gpu = std::to_string(local);
-  in.env = {{"SLURM_LOCALID", gpu}, {"SLURM_PROCID", gpu}, {"SLURM_LOCAL_TASKS", "8"}, {"SLURM_STEP_GPUS", gpu},
+  in.env = {{"SLURM_LOCALID", gpu},        {"SLURM_PROCID", gpu},       {"SLURM_LOCAL_TASKS", "8"}, {"SLURM_STEP_GPUS", gpu},
             {"CUDA_VISIBLE_DEVICES", gpu}, {"SLURM_GPUS_ON_NODE", "8"}, {"SLURM_JOB_ID", "42"}};
   in.allowed_cpus = CpuSet::range(0, 207);
   return in;
@@ -74,9 +74,7 @@ struct FakeWait {
   }
 };
 
-ModeDecision decide(const Node& node, const TaskSetupInput& in) {
-  return resolve_mode(in.request, in.config, node.topology, in.facts);
-}
+ModeDecision decide(const Node& node, const TaskSetupInput& in) { return resolve_mode(in.request, in.config, node.topology, in.facts); }
 
 }  // namespace
 
@@ -85,7 +83,7 @@ TEST_CASE("apply_task sets the planned environment through the process, then bin
   const TaskSetupInput in = task(Mode::tcpxo, 6);
   FakeProcess process;
   process.env["CUDA_DEVICE_ORDER"] = "FASTEST_FIRST";  // ?=: the task's own value wins
-  process.env["LD_LIBRARY_PATH"] = "/opt/mine";       // +=: prepended to
+  process.env["LD_LIBRARY_PATH"] = "/opt/mine";        // +=: prepended to
   const TaskApplyResult applied = apply_task(node.topology, node.plan, in, NodeReadiness{}, process);
   REQUIRE(applied.failure == TaskApplyResult::Failure::none);
   const TaskSetup planned = plan_task(node.topology, node.plan, in);

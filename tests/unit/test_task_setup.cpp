@@ -24,8 +24,13 @@ TaskSetupInput task(Mode mode, int local, const std::string& gpus) {
   in.request.mode = mode;
   in.hostname = "a3mega-1";
   in.facts.tcpxo_plugin = true;
-  in.env = {{"SLURM_LOCALID", std::to_string(local)}, {"SLURM_PROCID", std::to_string(local)}, {"SLURM_LOCAL_TASKS", "8"},
-            {"SLURM_STEP_GPUS", gpus}, {"CUDA_VISIBLE_DEVICES", gpus}, {"SLURM_GPUS_ON_NODE", "8"}, {"SLURM_JOB_ID", "42"}};
+  in.env = {{"SLURM_LOCALID", std::to_string(local)},
+            {"SLURM_PROCID", std::to_string(local)},
+            {"SLURM_LOCAL_TASKS", "8"},
+            {"SLURM_STEP_GPUS", gpus},
+            {"CUDA_VISIBLE_DEVICES", gpus},
+            {"SLURM_GPUS_ON_NODE", "8"},
+            {"SLURM_JOB_ID", "42"}};
   in.allowed_cpus = CpuSet::range(0, 207);
   return in;
 }
@@ -87,9 +92,9 @@ TEST_CASE("node-side failures are one message with node, cause and fix", "[task_
   const Node mega("a3-megagpu-8g.xml"), none("gpu-less.xml");
   auto missing_lib = task(Mode::tcpxo, 0, "0");
   missing_lib.facts.tcpxo_plugin = false;
-  CHECK_THROWS_WITH(plan_task(mega.topology, mega.plan, missing_lib),
-                    Catch::Contains("on a3mega-1") && Catch::Contains("no libnccl-net.so in /var/lib/tcpxo/lib64") &&
-                        Catch::Contains("lib_dir="));
+  CHECK_THROWS_WITH(plan_task(mega.topology, mega.plan, missing_lib), Catch::Contains("on a3mega-1") &&
+                                                                          Catch::Contains("no libnccl-net.so in /var/lib/tcpxo/lib64") &&
+                                                                          Catch::Contains("lib_dir="));
   CHECK_THROWS_WITH(plan_task(none.topology, none.plan, task(Mode::tcpxo, 0, "")), Catch::Contains("needs GPUs"));
   CHECK_THROWS_WITH(plan_task(mega.topology, mega.plan, task(Mode::rdma, 0, "0")), Catch::Contains("RDMA"));
   auto no_profiles = task(Mode::tcpxo, 0, "0");

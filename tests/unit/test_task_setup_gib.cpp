@@ -27,15 +27,14 @@ TaskSetupInput task(std::optional<Mode> mode, int gpu) {
   in.hostname = "a3u-7";
   in.facts.gib_plugin = true;
   const std::string g = std::to_string(gpu);
-  in.env = {{"SLURM_LOCALID", g}, {"SLURM_PROCID", g}, {"SLURM_LOCAL_TASKS", "8"}, {"SLURM_STEP_GPUS", g},
+  in.env = {{"SLURM_LOCALID", g},        {"SLURM_PROCID", g},         {"SLURM_LOCAL_TASKS", "8"}, {"SLURM_STEP_GPUS", g},
             {"CUDA_VISIBLE_DEVICES", g}, {"SLURM_GPUS_ON_NODE", "8"}, {"SLURM_JOB_ID", "77"}};
   in.allowed_cpus = CpuSet::range(0, 223);
   return in;
 }
 
 // Everything a gib task's environment holds when it started with only LD_LIBRARY_PATH=/usr/lib.
-std::map<std::string, std::string> expected(const std::string& hca, const std::string& machine, int gpu,
-                                            const std::string& cpus) {
+std::map<std::string, std::string> expected(const std::string& hca, const std::string& machine, int gpu, const std::string& cpus) {
   return {{"LD_LIBRARY_PATH", "/usr/local/gib/lib64:/usr/lib"},
           {"NCCL_NET", "gIB"},
           {"NCCL_IB_HCA", "=" + hca},
@@ -70,8 +69,7 @@ void check_env(const std::map<std::string, std::string>& got, const std::map<std
 
 }  // namespace
 
-TEST_CASE("gib on A3 Ultra and A4: GPU 0 and GPU 5 get their own RoCE NIC, both gVNICs, the machine's tuner",
-          "[task_setup][gib]") {
+TEST_CASE("gib on A3 Ultra and A4: GPU 0 and GPU 5 get their own RoCE NIC, both gVNICs, the machine's tuner", "[task_setup][gib]") {
   struct Case {
     const char* machine_type;
     const char* tuner;
@@ -164,9 +162,9 @@ TEST_CASE("gib's node-side failures name node, cause and fix", "[task_setup][gib
   const Node ultra("a3-ultragpu-8g.xml"), mega("a3-megagpu-8g.xml");
   auto missing = task(Mode::gib, 0);
   missing.facts.gib_plugin = false;
-  CHECK_THROWS_WITH(plan_task(ultra.topology, ultra.plan, missing),
-                    Catch::Contains("on a3u-7") && Catch::Contains("no libnccl-net.so in /usr/local/gib/lib64") &&
-                        Catch::Contains("nccl-gib") && Catch::Contains("lib_dir="));
+  CHECK_THROWS_WITH(plan_task(ultra.topology, ultra.plan, missing), Catch::Contains("on a3u-7") &&
+                                                                        Catch::Contains("no libnccl-net.so in /usr/local/gib/lib64") &&
+                                                                        Catch::Contains("nccl-gib") && Catch::Contains("lib_dir="));
   auto elsewhere = task(Mode::gib, 0);
   elsewhere.facts.gib_plugin = false;
   elsewhere.config.lib_dir = "/opt/gib/lib64";

@@ -11,7 +11,6 @@ using namespace gpudirect::bootstrap;
 using gpudirect::bootstrap::testing::rank_of;
 using namespace std::chrono_literals;
 
-
 TEST_CASE("8 ranks: set/get, barrier, all_gather of large values", "[store]") {
   const int port = free_local_port(), size = 8;
   std::vector<std::vector<std::string>> gathered(size);
@@ -64,7 +63,13 @@ TEST_CASE("an unreachable rendezvous fails within the timeout, saying where", "[
   CHECK_THROWS_WITH(connect_store(rank_of(2, 4, port), 1s),
                     Catch::Contains("cannot reach the rendezvous at 127.0.0.1:" + std::to_string(port)) && Catch::Contains("rank 2 of 4"));
   CHECK(std::chrono::steady_clock::now() - start < 5s);
-  CHECK_THROWS_WITH(connect_store([] { auto c = rank_of(1, 2, 1); c.rendezvous_host = "no-such-host.invalid"; return c; }(), 300ms),
+  CHECK_THROWS_WITH(connect_store(
+                        [] {
+                          auto c = rank_of(1, 2, 1);
+                          c.rendezvous_host = "no-such-host.invalid";
+                          return c;
+                        }(),
+                        300ms),
                     Catch::Contains("cannot resolve no-such-host.invalid"));
 }
 

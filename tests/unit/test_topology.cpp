@@ -49,7 +49,7 @@ std::vector<std::string> path_text(const std::vector<PciAddress>& path) {
 
 const std::vector<std::string> kA3MegaGpus{"0000:04:00.0", "0000:05:00.0", "0000:0b:00.0", "0000:0c:00.0",
                                            "0000:84:00.0", "0000:85:00.0", "0000:8b:00.0", "0000:8c:00.0"};
-const std::vector<std::string> kA3MegaNics{"enp0s12", "enp6s0",   "enp7s0",   "enp13s0", "enp14s0",
+const std::vector<std::string> kA3MegaNics{"enp0s12",  "enp6s0",   "enp7s0",   "enp13s0", "enp14s0",
                                            "enp134s0", "enp135s0", "enp141s0", "enp142s0"};
 
 }  // namespace
@@ -110,8 +110,8 @@ TEST_CASE("A3 High, p5-like, ND-like and the 2-CPU local machine load in both fo
       const std::string m = machine;
       if (m == "a3-highgpu-8g") {
         CHECK(t.nics.size() == 5);
-        CHECK(addresses(t.gpus) == std::vector<std::string>{"0000:04:00.0", "0000:05:00.0", "0000:0a:00.0", "0000:0b:00.0",
-                                                            "0000:84:00.0", "0000:85:00.0", "0000:8a:00.0", "0000:8b:00.0"});
+        CHECK(addresses(t.gpus) == std::vector<std::string>{"0000:04:00.0", "0000:05:00.0", "0000:0a:00.0", "0000:0b:00.0", "0000:84:00.0",
+                                                            "0000:85:00.0", "0000:8a:00.0", "0000:8b:00.0"});
         CHECK(t.all_cpus.count() == 208);
       } else if (m == "p5-like") {
         CHECK(t.nics.size() == 33);  // 32 EFA + the ENA NIC; the four NVSwitches are neither
@@ -224,7 +224,8 @@ TEST_CASE("a bridge type hwloc never writes is refused before hwloc stores it in
     std::string bad = good;
     bad.replace(bad.find(pci_bridge), pci_bridge.size(), replacement);
     const TempFile file("bridge-type.xml", bad);
-    CHECK_THROWS_WITH(load_hwloc_xml(file.path()), Catch::Contains(file.path() + ": line ") && Catch::Contains("(hwloc writes 0-1 or 1-1)"));
+    CHECK_THROWS_WITH(load_hwloc_xml(file.path()),
+                      Catch::Contains(file.path() + ": line ") && Catch::Contains("(hwloc writes 0-1 or 1-1)"));
   }
 }
 
@@ -234,8 +235,8 @@ TEST_CASE("a cpuset or nodeset that is no hwloc bitmap is refused before hwloc l
   const std::string good{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   const std::string pu = "<object type=\"PU\" os_index=\"13\"";
   REQUIRE(good.find(pu) != std::string::npos);
-  for (const std::string set : {"cpuset=\"0x0000008>8\"", "cpuset=\"\"", "cpuset=\"0x\"", "cpuset=\",0x1\"",
-                                "cpuset=\"0x1,\"", "cpuset=\"0x1,,\"", "cpuset=\"0x123456789\"", "cpuset=\"0x1,0xf...f\""}) {
+  for (const std::string set : {"cpuset=\"0x0000008>8\"", "cpuset=\"\"", "cpuset=\"0x\"", "cpuset=\",0x1\"", "cpuset=\"0x1,\"",
+                                "cpuset=\"0x1,,\"", "cpuset=\"0x123456789\"", "cpuset=\"0x1,0xf...f\""}) {
     std::string bad = good;
     const std::size_t at = bad.find(" cpuset=\"", bad.find(pu)) + 1;  // the PU's own cpuset
     bad.replace(at, bad.find('"', at + 8) + 1 - at, set);
@@ -293,7 +294,8 @@ TEST_CASE("hwloc 1.x NUMA distances are read; a malformed matrix is refused with
   std::string short_matrix = good;
   short_matrix.erase(short_matrix.find(latency), latency.size());
   const TempFile missing("v1-distances-short.xml", short_matrix);
-  CHECK_THROWS_WITH(load_hwloc_xml(missing.path()), Catch::Contains(missing.path() + ": line ") && Catch::Contains("has 63 latencies, expected 64"));
+  CHECK_THROWS_WITH(load_hwloc_xml(missing.path()),
+                    Catch::Contains(missing.path() + ": line ") && Catch::Contains("has 63 latencies, expected 64"));
   std::string odd_value = good;
   odd_value.replace(odd_value.find(latency), latency.size(), "<latency value=\"1e999\"/>");
   const TempFile odd("v1-distances-odd.xml", odd_value);
@@ -390,7 +392,8 @@ TEST_CASE("NCCL XML: NICs with no PCI function under <cpu>, numaid -1, <net> wit
   CHECK_THROWS_WITH(load_nccl_topology_xml(twice.path()), Catch::Contains("NIC eth1 is listed twice"));
   const TempFile outside("nic-outside-cpu.nccl.xml",
                          "<system version=\"1\">\n<cpu numaid=\"0\" affinity=\"3\"/>\n<nic><net name=\"eth1\"/></nic></system>\n");
-  CHECK_THROWS_WITH(load_nccl_topology_xml(outside.path()), Catch::Contains(outside.path() + ": line 3: <nic> inside <system> is outside any <cpu>"));
+  CHECK_THROWS_WITH(load_nccl_topology_xml(outside.path()),
+                    Catch::Contains(outside.path() + ": line 3: <nic> inside <system> is outside any <cpu>"));
   const TempFile nameless("nameless-net.nccl.xml",
                           "<system version=\"1\"><cpu numaid=\"0\" affinity=\"3\">\n<nic><net dev=\"0\"/></nic></cpu></system>\n");
   CHECK_THROWS_WITH(load_nccl_topology_xml(nameless.path()), Catch::Contains(nameless.path() + ": line 2: <net> has no name attribute"));
@@ -436,8 +439,7 @@ std::string fixture_text(const std::string& name) {
 }
 
 void replace_all(std::string& text, const std::string& from, const std::string& to) {
-  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) text.replace(at, from.size(), to);
 }
 
 }  // namespace

@@ -32,13 +32,12 @@ std::string summary(const Topology& t) {
     return s;
   };
   for (const Gpu& g : t.gpus)
-    out << "gpu " << g.address.to_string() << " " << g.device_id << " numa " << g.numa_node << " pkg " << g.package
-        << " cpus " << g.local_cpus.to_list() << " path " << path(g.switch_path) << "\n";
+    out << "gpu " << g.address.to_string() << " " << g.device_id << " numa " << g.numa_node << " pkg " << g.package << " cpus "
+        << g.local_cpus.to_list() << " path " << path(g.switch_path) << "\n";
   for (const Nic& n : t.nics)
-    out << "nic " << nic_bus_id(n) << " " << n.interface_name << "/" << n.rdma_device << " class " << n.pci_class
-        << " " << n.vendor << ":" << n.device_id << " speed " << n.link_speed_gbs << " kind " << to_string(n.kind)
-        << " numa " << n.numa_node << " pkg " << n.package << " cpus " << n.local_cpus.to_list() << " path "
-        << path(n.switch_path) << "\n";
+    out << "nic " << nic_bus_id(n) << " " << n.interface_name << "/" << n.rdma_device << " class " << n.pci_class << " " << n.vendor << ":"
+        << n.device_id << " speed " << n.link_speed_gbs << " kind " << to_string(n.kind) << " numa " << n.numa_node << " pkg " << n.package
+        << " cpus " << n.local_cpus.to_list() << " path " << path(n.switch_path) << "\n";
   for (const auto& [pair, distance] : t.numa_distances) out << "numa " << pair.first << "-" << pair.second << "=" << distance << "\n";
   for (const std::string& note : t.notes) out << "note " << note << "\n";
   return out.str();
@@ -51,8 +50,8 @@ struct Scratch {
     root = fs::temp_directory_path() / ("gpudirect-cache-test-" + name + "-" + std::to_string(::getpid()));
     fs::remove_all(root);
     fs::create_directories(root);
-    fs::permissions(root, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                              fs::perms::others_read | fs::perms::others_exec);
+    fs::permissions(root,
+                    fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
     config.dir = (root / "cache").string();
     config.boot_id_path = (root / "boot_id").string();
     write(config.boot_id_path, "11111111-2222-3333-4444-555555555555\n");
@@ -99,9 +98,8 @@ struct Primed : Scratch {
 
 TEST_CASE("topology cache: a hit gives exactly what the hwloc file gives", "[topology_cache]") {
   Scratch scratch("hit");
-  for (const char* name : {"a3-megagpu-8g.xml", "a3-highgpu-8g.xml", "p5-like.xml", "nd-h100-v5-like.xml",
-                           "epyc-mi250x-nps4.xml", "epyc-mi300x-8.xml", "power9-ib.xml", "workstation-rtx.xml",
-                           "local-a3mega-2cpu.xml", "gpu-less.xml"}) {
+  for (const char* name : {"a3-megagpu-8g.xml", "a3-highgpu-8g.xml", "p5-like.xml", "nd-h100-v5-like.xml", "epyc-mi250x-nps4.xml",
+                           "epyc-mi300x-8.xml", "power9-ib.xml", "workstation-rtx.xml", "local-a3mega-2cpu.xml", "gpu-less.xml"}) {
     INFO(name);
     const std::string expected = summary(load_topology_file(fixture(name)));
     const CachedTopology first = load_topology_cached(fixture(name), scratch.config);

@@ -25,8 +25,7 @@ const Nic& nic_named(const Topology& t, const std::string& label) {
 
 }  // namespace
 
-TEST_CASE("AMD Instinct GCDs of class 0x0380 are GPUs; hwloc's host name, packages and NUMA distances are kept",
-          "[topology][real]") {
+TEST_CASE("AMD Instinct GCDs of class 0x0380 are GPUs; hwloc's host name, packages and NUMA distances are kept", "[topology][real]") {
   const Topology t = load_topology_file(fixture("epyc-mi250x-nps4.xml"));
   REQUIRE(t.gpus.size() == 8);
   for (const Gpu& gpu : t.gpus) {
@@ -45,8 +44,7 @@ TEST_CASE("AMD Instinct GCDs of class 0x0380 are GPUs; hwloc's host name, packag
   CHECK(nic_named(t, "eno1").kind == NicKind::management);
 }
 
-TEST_CASE("MI300X (class 0x1200) are GPUs; RoCE NICs are RDMA, BCM5720 management, E810 plain, VFs unusable",
-          "[topology][real]") {
+TEST_CASE("MI300X (class 0x1200) are GPUs; RoCE NICs are RDMA, BCM5720 management, E810 plain, VFs unusable", "[topology][real]") {
   const Topology t = load_topology_file(fixture("epyc-mi300x-8.xml"));
   REQUIRE(t.gpus.size() == 8);
   CHECK(t.gpus[4].vendor == GpuVendor::amd);
@@ -133,9 +131,9 @@ TEST_CASE("bare NCCL NICs get their names from this node's sysfs when the device
 
 TEST_CASE("an ATI ES1000 BMC VGA is not a GPU, and the topology says what it skipped", "[topology][real]") {
   CHECK_FALSE(is_gpu_class(0x0300, 0x1002, 0x515e));
-  CHECK(is_gpu_class(0x0300, 0x1002, 0x744c));   // Radeon RX 7900 class GPU
-  CHECK(is_gpu_class(0x0380, 0x1002, 0x740c));   // MI250
-  CHECK(is_gpu_class(0x1200, 0x1002, 0x74a1));   // MI300X
+  CHECK(is_gpu_class(0x0300, 0x1002, 0x744c));        // Radeon RX 7900 class GPU
+  CHECK(is_gpu_class(0x0380, 0x1002, 0x740c));        // MI250
+  CHECK(is_gpu_class(0x1200, 0x1002, 0x74a1));        // MI300X
   CHECK_FALSE(is_gpu_class(0x1200, 0x1da3, 0x1020));  // Habana Gaudi: an accelerator, not a GPU
   CHECK_FALSE(is_gpu_class(0x0300, 0x1a03, 0x2000));  // ASPEED
   CHECK(is_network_class(0x0c06));
@@ -158,13 +156,25 @@ TEST_CASE("NIC kinds: the rules in order", "[topology][real]") {
   CHECK(kind([](Nic& n) { n.interface_name = "wlan0"; }) == NicKind::unusable);
   CHECK(kind([](Nic& n) { n.interface_name = "enx0c37965fe0ab"; }) == NicKind::unusable);
   CHECK(kind([](Nic& n) { n.interface_name.clear(); }) == NicKind::unusable);
-  CHECK(kind([](Nic& n) { n.interface_name.clear(); n.names_listed = false; }) == NicKind::ethernet);
+  CHECK(kind([](Nic& n) {
+          n.interface_name.clear();
+          n.names_listed = false;
+        }) == NicKind::ethernet);
   CHECK(kind([](Nic& n) { n.rdma_device = "mlx5_0"; }) == NicKind::rdma);
   CHECK(kind([](Nic& n) { n.pci_class = 0x0207; }) == NicKind::rdma);
   CHECK(kind([](Nic& n) { n.pci_class = 0x0208; }) == NicKind::rdma);
-  CHECK(kind([](Nic& n) { n.vendor = 0x1d0f; n.device_id = 0xefa1; }) == NicKind::rdma);
-  CHECK(kind([](Nic& n) { n.vendor = 0x1d0f; n.device_id = 0xec20; }) == NicKind::ethernet);  // ENA
-  CHECK(kind([](Nic& n) { n.vendor = 0x8086; n.device_id = 0x1521; }) == NicKind::management);
+  CHECK(kind([](Nic& n) {
+          n.vendor = 0x1d0f;
+          n.device_id = 0xefa1;
+        }) == NicKind::rdma);
+  CHECK(kind([](Nic& n) {
+          n.vendor = 0x1d0f;
+          n.device_id = 0xec20;
+        }) == NicKind::ethernet);  // ENA
+  CHECK(kind([](Nic& n) {
+          n.vendor = 0x8086;
+          n.device_id = 0x1521;
+        }) == NicKind::management);
   CHECK(kind([](Nic& n) { n.link_speed_gbs = 0.5f; }) == NicKind::management);
   CHECK(kind([](Nic& n) { n.link_speed_gbs = 0; }) == NicKind::ethernet);  // unknown speed
 }

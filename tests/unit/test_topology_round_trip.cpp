@@ -67,12 +67,12 @@ std::string describe(const std::vector<PciAddress>& path) {
 std::vector<std::string> facts(const Topology& t, bool with_distances) {
   std::vector<std::string> out{"cpus " + t.all_cpus.to_list()};
   for (const Gpu& g : t.gpus)
-    out.push_back("gpu " + g.address.to_string() + " " + std::to_string(g.device_id) + " numa " + std::to_string(g.numa_node) +
-                  " pkg " + std::to_string(g.package) + " cpus " + g.local_cpus.to_list() + " path " + describe(g.switch_path));
+    out.push_back("gpu " + g.address.to_string() + " " + std::to_string(g.device_id) + " numa " + std::to_string(g.numa_node) + " pkg " +
+                  std::to_string(g.package) + " cpus " + g.local_cpus.to_list() + " path " + describe(g.switch_path));
   for (const Nic& n : t.nics)
     out.push_back("nic " + nic_bus_id(n) + " " + nic_label(n) + " " + std::string(to_string(n.kind)) + " numa " +
-                  std::to_string(n.numa_node) + " pkg " + std::to_string(n.package) + " cpus " + n.local_cpus.to_list() +
-                  " path " + describe(n.switch_path));
+                  std::to_string(n.numa_node) + " pkg " + std::to_string(n.package) + " cpus " + n.local_cpus.to_list() + " path " +
+                  describe(n.switch_path));
   if (with_distances)
     for (const auto& [pair, distance] : t.numa_distances)
       out.push_back("distance " + std::to_string(pair.first) + "-" + std::to_string(pair.second) + " " + std::to_string(distance));

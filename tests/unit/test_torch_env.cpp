@@ -16,9 +16,15 @@ using Env = std::map<std::string, std::string>;
 
 // Task 5 of `srun -N2 --ntasks-per-node=4`: the second task on the second node.
 Env second_node_task() {
-  return {{"SLURM_PROCID", "5"}, {"SLURM_LOCALID", "1"}, {"SLURM_NODEID", "1"}, {"SLURM_STEP_NUM_TASKS", "8"},
-          {"SLURM_NTASKS", "8"}, {"SLURM_STEP_TASKS_PER_NODE", "4(x2)"}, {"SLURM_STEP_NODELIST", "a3mega-[7-8]"},
-          {"SLURM_JOB_ID", "1234"}, {"SLURM_STEP_ID", "0"}};
+  return {{"SLURM_PROCID", "5"},
+          {"SLURM_LOCALID", "1"},
+          {"SLURM_NODEID", "1"},
+          {"SLURM_STEP_NUM_TASKS", "8"},
+          {"SLURM_NTASKS", "8"},
+          {"SLURM_STEP_TASKS_PER_NODE", "4(x2)"},
+          {"SLURM_STEP_NODELIST", "a3mega-[7-8]"},
+          {"SLURM_JOB_ID", "1234"},
+          {"SLURM_STEP_ID", "0"}};
 }
 
 Env applied(const std::vector<EnvAction>& actions, Env env = {}) { return apply_env(actions, std::move(env)); }

@@ -49,10 +49,10 @@ TEST_CASE("the default 25 MiB buckets put the tiny model in one or two buckets",
 TEST_CASE("buckets launch in order once complete, whatever the ready order", "[train][buckets]") {
   const std::vector<Bucket> buckets{{60, 40}, {20, 40}, {0, 20}};
   BucketTracker tracker(buckets);
-  CHECK(tracker.mark_ready(30, 30).empty());        // part of bucket 1 first: bucket 0 not done
+  CHECK(tracker.mark_ready(30, 30).empty());  // part of bucket 1 first: bucket 0 not done
   CHECK(tracker.mark_ready(80, 20).empty());
   CHECK(tracker.mark_ready(60, 20) == std::vector<std::size_t>{0});
-  CHECK(tracker.mark_ready(0, 20).empty());         // bucket 2 done, but bucket 1 is not launched yet
+  CHECK(tracker.mark_ready(0, 20).empty());  // bucket 2 done, but bucket 1 is not launched yet
   CHECK(tracker.mark_ready(20, 10) == std::vector<std::size_t>{1, 2});
   CHECK(tracker.launched() == 3);
   CHECK_THROWS_AS(tracker.mark_ready(0, 5), std::logic_error);

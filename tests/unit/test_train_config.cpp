@@ -9,14 +9,13 @@ using namespace gpudirect::train;
 TEST_CASE("train presets have the documented shapes", "[train]") {
   const GptConfig tiny = preset_config("tiny");
   CHECK(tiny.preset == "tiny");
-  CHECK((tiny.layers == 2 && tiny.heads == 4 && tiny.width == 64 && tiny.seq_len == 64 && tiny.vocab == 512 &&
-         tiny.micro_batch == 4 && tiny.grad_accum == 1));
+  CHECK((tiny.layers == 2 && tiny.heads == 4 && tiny.width == 64 && tiny.seq_len == 64 && tiny.vocab == 512 && tiny.micro_batch == 4 &&
+         tiny.grad_accum == 1));
   const GptConfig gpt2 = preset_config("gpt2-124m");
-  CHECK((gpt2.layers == 12 && gpt2.heads == 12 && gpt2.width == 768 && gpt2.seq_len == 1024 && gpt2.vocab == 50257 &&
-         gpt2.micro_batch == 8));
+  CHECK(
+      (gpt2.layers == 12 && gpt2.heads == 12 && gpt2.width == 768 && gpt2.seq_len == 1024 && gpt2.vocab == 50257 && gpt2.micro_batch == 8));
   const GptConfig big = preset_config("gpt3-5b");
-  CHECK((big.layers == 24 && big.heads == 32 && big.width == 4096 && big.seq_len == 2048 && big.vocab == 50257 &&
-         big.micro_batch == 4));
+  CHECK((big.layers == 24 && big.heads == 32 && big.width == 4096 && big.seq_len == 2048 && big.vocab == 50257 && big.micro_batch == 4));
   CHECK(preset_names() == std::vector<std::string>{"tiny", "gpt2-124m", "gpt3-5b"});
   for (const auto& name : preset_names()) CHECK_NOTHROW(validate(preset_config(name)));
 }
@@ -38,8 +37,7 @@ TEST_CASE("validate names the field that cannot work", "[train]") {
   CHECK_THROWS_WITH(validate(with([](GptConfig& c) { c.vocab = 0; })), Catch::Contains("vocab is 0"));
   CHECK_THROWS_WITH(validate(with([](GptConfig& c) { c.micro_batch = 0; })), Catch::Contains("micro_batch is 0"));
   CHECK_THROWS_WITH(validate(with([](GptConfig& c) { c.grad_accum = 0; })), Catch::Contains("grad_accum is 0"));
-  CHECK_THROWS_WITH(validate(with([](GptConfig& c) { c.width = 66; })),
-                    Catch::Contains("width 66 is not divisible by heads 4"));
+  CHECK_THROWS_WITH(validate(with([](GptConfig& c) { c.width = 66; })), Catch::Contains("width 66 is not divisible by heads 4"));
   CHECK_THROWS_AS(validate(with([](GptConfig& c) { c.width = 66; })), std::invalid_argument);
 }
 

@@ -33,7 +33,8 @@ void forward_as_kernel(std::vector<float>& out, std::vector<float>& lse, const s
       const float* key = qkv.data() + g.qkv_at(b, j, h);
       float p = 0.0f;
       const float correction = softmax.add(dot(q, key + g.C, g.hs) * g.scale, p);
-      for (int i = 0; i < g.hs; ++i) acc[static_cast<std::size_t>(i)] = acc[static_cast<std::size_t>(i)] * correction + p * key[2 * g.C + i];
+      for (int i = 0; i < g.hs; ++i)
+        acc[static_cast<std::size_t>(i)] = acc[static_cast<std::size_t>(i)] * correction + p * key[2 * g.C + i];
     }
     for (int i = 0; i < g.hs; ++i) out[g.out_at(b, t, h) + static_cast<std::size_t>(i)] = acc[static_cast<std::size_t>(i)] / softmax.sum;
     lse[static_cast<std::size_t>(row)] = softmax.log_sum_exp();
@@ -123,7 +124,6 @@ TEST_CASE("attention math: the online softmax equals the two-pass one whatever t
   double max = 40.0, sum = 0;
   for (const float s : scores) sum += std::exp(s - max);
   CHECK(softmax.log_sum_exp() == Approx(max + std::log(sum)).epsilon(1e-6));
-  for (std::size_t i = 0; i < scores.size(); ++i)
-    CHECK(weights[i] / softmax.sum == Approx(std::exp(scores[i] - max) / sum).margin(1e-7));
+  for (std::size_t i = 0; i < scores.size(); ++i) CHECK(weights[i] / softmax.sum == Approx(std::exp(scores[i] - max) / sum).margin(1e-7));
   CHECK(attention_probability(scores[1], softmax.log_sum_exp()) == Approx(std::exp(40.0 - max) / sum).epsilon(1e-5));
 }

@@ -19,7 +19,8 @@ float from_bits(std::uint32_t bits) { return std::bit_cast<float>(bits); }
 std::uint16_t nearest_bf16(float x) {
   const std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
   const std::uint32_t down = bits & 0xffff0000u, up = down + 0x10000u;
-  const double dx = x, d_down = std::fabs(static_cast<double>(from_bits(down)) - dx), d_up = std::fabs(static_cast<double>(from_bits(up)) - dx);
+  const double dx = x, d_down = std::fabs(static_cast<double>(from_bits(down)) - dx),
+               d_up = std::fabs(static_cast<double>(from_bits(up)) - dx);
   if (d_down < d_up) return static_cast<std::uint16_t>(down >> 16);
   if (d_up < d_down) return static_cast<std::uint16_t>(up >> 16);
   return static_cast<std::uint16_t>(((down >> 16) & 1u) == 0 ? down >> 16 : up >> 16);
@@ -28,8 +29,7 @@ std::uint16_t nearest_bf16(float x) {
 }  // namespace
 
 TEST_CASE("bf16: values with 8 significant bits pass through unchanged", "[train][cuda]") {
-  for (const float v : {0.0f, -0.0f, 1.0f, -1.5f, 0.15625f, 65536.0f, 1.0f / 1024})
-    CHECK(round_to_bf16(v) == v);
+  for (const float v : {0.0f, -0.0f, 1.0f, -1.5f, 0.15625f, 65536.0f, 1.0f / 1024}) CHECK(round_to_bf16(v) == v);
   CHECK(float_to_bf16_bits(1.0f) == 0x3f80);
   CHECK(bf16_bits_to_float(0x4049) == 3.140625f);
 }

@@ -86,7 +86,8 @@ TEST_CASE("gemm plans: forward, dinp, dweight and dbias equal the CPU layer", "[
 
 TEST_CASE("gemm plans: leading dimensions fit cuBLAS's rules", "[train][cuda]") {
   // lda >= rows of A as stored (m, or k when transposed), likewise ldb, ldc >= m.
-  for (const GemmPlan& p : {forward_plan(8192, 768, 2304, true), dinp_plan(8192, 768, 50257), dweight_plan(8192, 3072, 768), dbias_plan(8192, 768)}) {
+  for (const GemmPlan& p :
+       {forward_plan(8192, 768, 2304, true), dinp_plan(8192, 768, 50257), dweight_plan(8192, 3072, 768), dbias_plan(8192, 768)}) {
     CHECK(p.lda >= (p.transpose_a ? p.k : p.m));
     CHECK(p.ldb >= (p.transpose_b ? p.n : p.k));
     CHECK(p.ldc >= p.m);

@@ -75,8 +75,7 @@ TEST_CASE("memory plan: gpt3-5b fits an 80 GB H100 with ZeRO-1 over 16 GPUs at m
   const MemoryPlan replicated = plan_memory(config, with_zero1(false), 16);
   const std::string why = does_not_fit(replicated, h100, config, false);
   INFO(describe(replicated));
-  CHECK_THAT(why, Contains("GiB per GPU") && Contains("79.00 GiB free") &&
-                      Contains("micro-batch 4") && Contains("--zero1"));
+  CHECK_THAT(why, Contains("GiB per GPU") && Contains("79.00 GiB free") && Contains("micro-batch 4") && Contains("--zero1"));
 }
 
 TEST_CASE("memory plan: the description names every part and the total", "[train][cuda]") {

@@ -57,7 +57,8 @@ TEST_CASE("mock data is reproducible, in range, and differs per rank, step and s
     for (const auto t : first.inputs) REQUIRE((t >= 0 && t < 100));
     // targets are the inputs shifted by one
     for (int b = 0; b < 2; ++b)
-      for (int t = 0; t + 1 < 16; ++t) REQUIRE(first.targets[static_cast<std::size_t>(b * 16 + t)] == first.inputs[static_cast<std::size_t>(b * 16 + t + 1)]);
+      for (int t = 0; t + 1 < 16; ++t)
+        REQUIRE(first.targets[static_cast<std::size_t>(b * 16 + t)] == first.inputs[static_cast<std::size_t>(b * 16 + t + 1)]);
   }
 }
 
@@ -137,9 +138,7 @@ TEST_CASE("missing, short and malformed token files are refused with the reason"
     out << "abc";
   }
   CHECK_THROWS_WITH(make_token_file_data(s, path), Catch::Contains("odd size"));
-  {
-    std::ofstream out(path, std::ios::binary);
-  }
+  { std::ofstream out(path, std::ios::binary); }
   CHECK_THROWS_WITH(make_token_file_data(s, path), Catch::Contains("fewer than one sequence"));
   std::filesystem::remove(path);
 }

@@ -66,8 +66,7 @@ TEST_CASE("layernorm backward matches finite differences", "[train]") {
     return dot(out, R);
   };
   f();
-  layernorm_backward(dx.data(), dw.data(), db.data(), R.data(), x.data(), w.data(), mean.data(), rstd.data(), N, C,
-                     kThreads);
+  layernorm_backward(dx.data(), dw.data(), db.data(), R.data(), x.data(), w.data(), mean.data(), rstd.data(), N, C, kThreads);
   CHECK(finite_difference_error(x.data(), all_elements(x.size()), dx.data(), dx.size(), f) < kTolerance);
   CHECK(finite_difference_error(w.data(), all_elements(w.size()), dw.data(), dw.size(), f) < kTolerance);
   CHECK(finite_difference_error(b.data(), all_elements(b.size()), db.data(), db.size(), f) < kTolerance);
@@ -172,8 +171,7 @@ TEST_CASE("softmax cross-entropy backward matches finite differences; in place w
   };
   f();
   softmax_cross_entropy_backward(dlogits.data(), probs.data(), targets.data(), dloss, N, V, kThreads);
-  CHECK(finite_difference_error(logits.data(), all_elements(logits.size()), dlogits.data(), dlogits.size(), f, 1e-3f) <
-        kTolerance);
+  CHECK(finite_difference_error(logits.data(), all_elements(logits.size()), dlogits.data(), dlogits.size(), f, 1e-3f) < kTolerance);
   // Loss of a uniform row is log V; in place gives the same probabilities.
   std::vector<float> uniform(V, 0.3f), l1(1);
   const std::int32_t t = 2;

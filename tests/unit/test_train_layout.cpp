@@ -29,8 +29,8 @@ TEST_CASE("parameter layout: model.hpp's order, contiguous, totals equal paramet
   CHECK(names[0] == "wte");
   CHECK(names[1] == "wpe");
   CHECK(std::vector<std::string>(names.begin() + 2, names.begin() + 14) ==
-        std::vector<std::string>{"h.0.ln1.w", "h.0.ln1.b", "h.0.qkv.w", "h.0.qkv.b", "h.0.proj.w", "h.0.proj.b",
-                                 "h.0.ln2.w", "h.0.ln2.b", "h.0.fc.w", "h.0.fc.b", "h.0.fcproj.w", "h.0.fcproj.b"});
+        std::vector<std::string>{"h.0.ln1.w", "h.0.ln1.b", "h.0.qkv.w", "h.0.qkv.b", "h.0.proj.w", "h.0.proj.b", "h.0.ln2.w", "h.0.ln2.b",
+                                 "h.0.fc.w", "h.0.fc.b", "h.0.fcproj.w", "h.0.fcproj.b"});
   CHECK(names[26] == "lnf.w");
   CHECK(names[27] == "lnf.b");
   CHECK(layout.find("h.1.qkv.w").shape == std::vector<int>{192, 64});

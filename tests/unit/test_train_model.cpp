@@ -55,13 +55,10 @@ TEST_CASE("whole model: gradients of every tensor match finite differences (tiny
     // A random element plus the tensor's largest gradient (so every tensor's check has signal).
     std::uniform_int_distribution<std::size_t> pick(0, t.count - 1);
     const auto begin = grads.begin() + static_cast<long>(t.offset);
-    const std::size_t largest =
-        static_cast<std::size_t>(std::max_element(begin, begin + static_cast<long>(t.count),
-                                                  [](float a, float b) { return std::abs(a) < std::abs(b); }) -
-                                 begin);
+    const std::size_t largest = static_cast<std::size_t>(
+        std::max_element(begin, begin + static_cast<long>(t.count), [](float a, float b) { return std::abs(a) < std::abs(b); }) - begin);
     const std::vector<std::size_t> elements{pick(rng), largest};
-    const double error =
-        finite_difference_error(params + t.offset, elements, grads.data() + t.offset, t.count, objective, 1e-2f);
+    const double error = finite_difference_error(params + t.offset, elements, grads.data() + t.offset, t.count, objective, 1e-2f);
     INFO(t.name);
     CHECK(error < 2e-2);
   }
@@ -80,8 +77,8 @@ TEST_CASE("GradientReady: final norm, blocks L-1..0, embeddings; each range fina
     auto g = model->gradients().subspan(offset, count);
     at_report.emplace_back(g.begin(), g.end());
   });
-  const std::vector<std::pair<std::size_t, std::size_t>> expected{
-      layout.final_norm_range(), layout.layer_range(1), layout.layer_range(0), layout.embedding_range()};
+  const std::vector<std::pair<std::size_t, std::size_t>> expected{layout.final_norm_range(), layout.layer_range(1), layout.layer_range(0),
+                                                                  layout.embedding_range()};
   REQUIRE(ranges == expected);
   std::size_t covered = 0;
   for (std::size_t i = 0; i < ranges.size(); ++i) {
@@ -137,10 +134,10 @@ TEST_CASE("bad batches are refused with the reason", "[train]") {
   auto model = make_cpu_model(config, 1);
   std::vector<std::int32_t> short_batch(10, 0), tokens(256, 0), bad(256, 0);
   bad[5] = 512;
-  CHECK_THROWS_WITH(model->forward(short_batch, tokens), Catch::Contains("inputs hold 10 tokens") &&
-                                                             Catch::Contains("micro_batch x seq_len is 256"));
-  CHECK_THROWS_WITH(model->forward(tokens, bad), Catch::Contains("targets[5] is token 512") &&
-                                                     Catch::Contains("outside the vocabulary [0, 512)"));
+  CHECK_THROWS_WITH(model->forward(short_batch, tokens),
+                    Catch::Contains("inputs hold 10 tokens") && Catch::Contains("micro_batch x seq_len is 256"));
+  CHECK_THROWS_WITH(model->forward(tokens, bad),
+                    Catch::Contains("targets[5] is token 512") && Catch::Contains("outside the vocabulary [0, 512)"));
   GptConfig broken = config;
   broken.heads = 3;
   CHECK_THROWS_WITH(make_cpu_model(broken, 1), Catch::Contains("not divisible by heads 3"));

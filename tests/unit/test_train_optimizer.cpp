@@ -70,8 +70,10 @@ TEST_CASE("AdamW on segments updates only those elements and keeps state for the
   shard.step(p, g, 1e-2f, 1.0f, 1);
   whole.step(q, g, 1e-2f, 1.0f, 1);
   for (std::size_t i = 0; i < p.size(); ++i) {
-    if (i >= segment.offset && i < segment.offset + segment.count) REQUIRE(p[i] == q[i]);
-    else REQUIRE(p[i] == 0.5f);
+    if (i >= segment.offset && i < segment.offset + segment.count)
+      REQUIRE(p[i] == q[i]);
+    else
+      REQUIRE(p[i] == 0.5f);
   }
   CHECK_THROWS_AS(AdamW(layout, {{layout.total() - 1, 2}}, AdamWSettings{}), std::out_of_range);
 }

@@ -57,7 +57,8 @@ std::vector<RankRun> run_ranks(int world, int global_batch, bool zero1, const st
   auto transports = comm::make_thread_transports(world, kTimeout);
   std::vector<std::future<RankRun>> ranks;
   for (int r = 0; r < world; ++r) {
-    ranks.push_back(std::async(std::launch::async, [r, world, global_batch, zero1, &body, transport = std::move(transports[static_cast<std::size_t>(r)])]() mutable {
+    ranks.push_back(std::async(std::launch::async, [r, world, global_batch, zero1, &body,
+                                                    transport = std::move(transports[static_cast<std::size_t>(r)])]() mutable {
       GptConfig config = preset_config("tiny");
       config.micro_batch = global_batch / world;
       config.grad_accum = 2;
@@ -104,7 +105,8 @@ TEST_CASE("trainer: 2 and 4 ranks give the losses and gradient norms of 1 rank w
         for (std::size_t s = 0; s < run.steps.size(); ++s) {
           const StepResult& expected = one[0].steps[s];
           const StepResult& got = run.steps[s];
-          INFO("step " << s + 1 << ": loss " << got.loss << " vs " << expected.loss << ", norm " << got.grad_norm << " vs " << expected.grad_norm);
+          INFO("step " << s + 1 << ": loss " << got.loss << " vs " << expected.loss << ", norm " << got.grad_norm << " vs "
+                       << expected.grad_norm);
           CHECK(got.step == static_cast<long>(s));
           CHECK(close(got.loss, expected.loss, 1e-6));
           CHECK(close(got.grad_norm, expected.grad_norm, 1e-5));
@@ -114,7 +116,8 @@ TEST_CASE("trainer: 2 and 4 ranks give the losses and gradient norms of 1 rank w
           CHECK(got.loss == many[0].steps[s].loss);  // every rank reports the same merged loss
         }
         double worst = 0;
-        for (std::size_t i = 0; i < run.parameters.size(); ++i) worst = std::max(worst, static_cast<double>(std::fabs(run.parameters[i] - one[0].parameters[i])));
+        for (std::size_t i = 0; i < run.parameters.size(); ++i)
+          worst = std::max(worst, static_cast<double>(std::fabs(run.parameters[i] - one[0].parameters[i])));
         INFO("largest parameter difference from 1 rank: " << worst);
         CHECK(worst < 1e-5);
       }
@@ -122,7 +125,8 @@ TEST_CASE("trainer: 2 and 4 ranks give the losses and gradient norms of 1 rank w
   }
 }
 
-TEST_CASE("trainer: ZeRO-1 and replicated AdamW state write the same checkpoint; a ZeRO-1 one resumes a replicated run", "[train][trainer]") {
+TEST_CASE("trainer: ZeRO-1 and replicated AdamW state write the same checkpoint; a ZeRO-1 one resumes a replicated run",
+          "[train][trainer]") {
   const std::string sharded = temp_path("sharded"), replicated = temp_path("replicated");
   const auto save_at_3 = [](const std::string& path) {
     return [path](Rank& rank, RankRun& run) {

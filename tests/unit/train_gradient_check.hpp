@@ -11,9 +11,8 @@
 
 namespace gpudirect::train::testing {
 
-inline double finite_difference_error(float* x, const std::vector<std::size_t>& elements, const float* analytic,
-                                      std::size_t analytic_size, const std::function<double()>& objective,
-                                      float h = 1e-2f) {
+inline double finite_difference_error(float* x, const std::vector<std::size_t>& elements, const float* analytic, std::size_t analytic_size,
+                                      const std::function<double()>& objective, float h = 1e-2f) {
   double scale = 0.0;
   for (std::size_t i = 0; i < analytic_size; ++i) scale = std::max(scale, std::abs(static_cast<double>(analytic[i])));
   double worst = 0.0;

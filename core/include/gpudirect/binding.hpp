@@ -11,11 +11,11 @@
 namespace gpudirect {
 
 struct GpuPlacement {
-  std::vector<int> nics;       // indices into Topology::nics, ascending
-  bool nic_fallback = false;   // no NIC shares a PCIe switch with this GPU: NICs chosen by NUMA node
-  std::string nic_note;        // why, when nic_fallback (for the doctor and verbose mode)
-  int numa_node = -1;          // the GPU's NUMA node, -1 when unknown
-  CpuSet local_cpus;           // the GPU's local CPUs
+  std::vector<int> nics;      // indices into Topology::nics, ascending
+  bool nic_fallback = false;  // no NIC shares a PCIe switch with this GPU: NICs chosen by NUMA node
+  std::string nic_note;       // why, when nic_fallback (for the doctor and verbose mode)
+  int numa_node = -1;         // the GPU's NUMA node, -1 when unknown
+  CpuSet local_cpus;          // the GPU's local CPUs
 };
 
 struct NodePlan {
@@ -26,7 +26,7 @@ struct NodePlan {
   // ascending: sockets traffic may use them all (A3 Ultra/A4: enp0s19, enp192s20). Empty without
   // a control NIC.
   std::vector<int> host_nics;
-  std::vector<int> data_nics;      // every NIC some GPU uses, ascending
+  std::vector<int> data_nics;  // every NIC some GPU uses, ascending
 };
 
 // NIC kinds (nic_kind.hpp): rdma > ethernet > management > unusable. Data NICs are the NICs of the
@@ -56,7 +56,6 @@ struct TaskBinding {
 // an empty allowed_cpus means "not known" and the GPUs' local CPUs are used as they are.
 // Throws std::invalid_argument for a GPU index the topology does not have, or a plan made for
 // another topology.
-TaskBinding bind_task(const Topology& topology, const NodePlan& plan, const std::vector<int>& task_gpus,
-                      const CpuSet& allowed_cpus);
+TaskBinding bind_task(const Topology& topology, const NodePlan& plan, const std::vector<int>& task_gpus, const CpuSet& allowed_cpus);
 
 }  // namespace gpudirect

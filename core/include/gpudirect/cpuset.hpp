@@ -33,8 +33,8 @@ class CpuSet {
   bool contains(int cpu) const;
   bool empty() const { return words_.empty(); }
   int count() const;
-  std::vector<int> cpus() const;  // ascending
-  std::string to_list() const;    // "0-3,8"; "" when empty
+  std::vector<int> cpus() const;    // ascending
+  std::string to_list() const;      // "0-3,8"; "" when empty
   std::string to_hex_mask() const;  // "000000ff,00000001"; "0" when empty
 
   CpuSet operator|(const CpuSet& other) const;  // union

@@ -32,13 +32,13 @@
 namespace gpudirect {
 
 struct GpuSelectionInput {
-  std::string slurm_step_gpus;       // SLURM_STEP_GPUS, else SLURM_JOB_GPUS; "" when unset
-  std::string cuda_visible_devices;  // "" when unset
+  std::string slurm_step_gpus;            // SLURM_STEP_GPUS, else SLURM_JOB_GPUS; "" when unset
+  std::string cuda_visible_devices;       // "" when unset
   bool cuda_visible_devices_set = false;  // informational: an empty value is treated as unset
-  int gpus_on_node = 0;              // SLURM_GPUS_ON_NODE; 0 when unset
-  int local_rank = 0;                // SLURM_LOCALID
-  int local_size = 1;                // tasks of this step on this node
-  int gpu_count = 0;                 // GPUs in the node's topology
+  int gpus_on_node = 0;                   // SLURM_GPUS_ON_NODE; 0 when unset
+  int local_rank = 0;                     // SLURM_LOCALID
+  int local_size = 1;                     // tasks of this step on this node
+  int gpu_count = 0;                      // GPUs in the node's topology
   // SLURM_STEP_GPUS as slurmstepd holds it for the whole step on this node, before Slurm narrows it
   // per task (the plugin reads it in user_init); "" when unknown (doctor, exec).
   std::string step_gpus_on_node;

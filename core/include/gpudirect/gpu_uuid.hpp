@@ -36,7 +36,6 @@ bool is_gpu_uuid(const std::string& item);  // "GPU-..." or "MIG-..."
 // "GPU-a,MIG-b,3" -> "0,2,3": each UUID replaced by the index (in Topology::gpus) of its (parent) GPU,
 // repeated parents dropped. Lists without UUIDs come back unchanged. `what` names the variable
 // for messages. Throws GpuUuidError when a UUID cannot be resolved or its GPU is not in `topology`.
-std::string gpu_uuids_to_indices(const std::string& list, const std::string& what, const Topology& topology,
-                                 GpuUuidResolver& resolver);
+std::string gpu_uuids_to_indices(const std::string& list, const std::string& what, const Topology& topology, GpuUuidResolver& resolver);
 
 }  // namespace gpudirect

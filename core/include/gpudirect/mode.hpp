@@ -19,8 +19,8 @@ struct ModeRequest {
   bool torch = false;  // also give the task torch.distributed's variables (torch_env.hpp)
 };
 
-// "" -> default; "tcpxo"; "tcpxo,verbose"; "verbose"; "tcpxo,torch"; "torch,verbose" (any order). Throws std::invalid_argument whose message
-// names the bad value and lists the valid ones.
+// "" -> default; "tcpxo"; "tcpxo,verbose"; "verbose"; "tcpxo,torch"; "torch,verbose" (any order). Throws std::invalid_argument whose
+// message names the bad value and lists the valid ones.
 ModeRequest parse_mode_request(std::string_view value);
 
 std::string valid_modes_message();

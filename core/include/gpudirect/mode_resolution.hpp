@@ -36,7 +36,6 @@ struct ModeDecision {
   bool wait_for_rxdm = false;  // TCPXO with rxdm_ready= set: RxDM must be up before the tasks start
 };
 
-ModeDecision resolve_mode(const ModeRequest& request, const PluginConfig& config, const Topology& topology,
-                          const NodeFacts& facts);
+ModeDecision resolve_mode(const ModeRequest& request, const PluginConfig& config, const Topology& topology, const NodeFacts& facts);
 
 }  // namespace gpudirect

@@ -51,9 +51,9 @@ struct ProfileMountLine {
 
 struct NetworkProfile {
   std::string name;
-  std::string origin;  // the file it came from, for messages
-  std::vector<ProfileLine> lines;         // the environment, in order
-  std::vector<ProfileMountLine> mounts;   // what a container must see, in order
+  std::string origin;                    // the file it came from, for messages
+  std::vector<ProfileLine> lines;        // the environment, in order
+  std::vector<ProfileMountLine> mounts;  // what a container must see, in order
 };
 
 // A host path bind-mounted into a container at `destination`.

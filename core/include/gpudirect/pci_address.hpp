@@ -9,9 +9,9 @@
 namespace gpudirect {
 
 struct PciAddress {
-  std::uint32_t domain = 0;  // 16 bits on most hosts; Intel VMD domains go above 0xffff
-  std::uint32_t bus = 0;     // 0x00-0xff
-  std::uint32_t device = 0;  // 0x00-0x1f
+  std::uint32_t domain = 0;    // 16 bits on most hosts; Intel VMD domains go above 0xffff
+  std::uint32_t bus = 0;       // 0x00-0xff
+  std::uint32_t device = 0;    // 0x00-0x1f
   std::uint32_t function = 0;  // 0-7
 
   // Accepts "0000:06:00.0" and "06:00.0" (domain 0), hex digits in either case.

@@ -51,7 +51,7 @@ struct TaskApplyResult {
 
 // In order: refuse a node that is not ready, plan_task, set the environment (EnvAction rules against
 // the process's current values), bind the CPUs when the setup says so. Stops at the first failure.
-TaskApplyResult apply_task(const Topology& topology, const NodePlan& plan, const TaskSetupInput& input,
-                           const NodeReadiness& readiness, TaskProcess& process);
+TaskApplyResult apply_task(const Topology& topology, const NodePlan& plan, const TaskSetupInput& input, const NodeReadiness& readiness,
+                           TaskProcess& process);
 
 }  // namespace gpudirect

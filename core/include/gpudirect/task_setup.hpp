@@ -24,9 +24,9 @@ class TaskSetupError : public std::runtime_error {
 
 struct TaskSetupInput {
   PluginConfig config;
-  ModeRequest request;                      // the user's --gpu-direct (mode empty: plugstack default)
-  std::map<std::string, std::string> env;   // the task's environment (only what is read matters)
-  CpuSet allowed_cpus;                      // the task's affinity as Slurm left it
+  ModeRequest request;                     // the user's --gpu-direct (mode empty: plugstack default)
+  std::map<std::string, std::string> env;  // the task's environment (only what is read matters)
+  CpuSet allowed_cpus;                     // the task's affinity as Slurm left it
   std::string hostname;
   NodeFacts facts;
   GpuUuidResolver* uuid_resolver = nullptr;  // for GPU-/MIG- UUIDs; null: NVML (nvml_resolver())
@@ -44,11 +44,11 @@ struct TaskSetupInput {
 
 struct TaskSetup {
   Mode mode = Mode::off;
-  std::string mode_reason;           // why auto chose what it chose
+  std::string mode_reason;  // why auto chose what it chose
   TaskBinding binding;
-  std::vector<EnvAction> env;        // to apply in order
+  std::vector<EnvAction> env;  // to apply in order
   bool set_affinity = false;
-  std::string summary;               // the one verbose line
+  std::string summary;  // the one verbose line
 };
 
 // The profile a mode uses: tcpxo -> config.tcpxo_profile, the others their own name.

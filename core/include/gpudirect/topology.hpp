@@ -27,12 +27,12 @@ enum class NicKind {
 };
 
 struct Gpu {
-  PciAddress address;             // e.g. 0000:04:00.0
+  PciAddress address;  // e.g. 0000:04:00.0
   GpuVendor vendor = GpuVendor::nvidia;
-  unsigned device_id = 0;         // PCI device id, e.g. 0x2330 for H100 SXM
-  int numa_node = -1;             // -1 when unknown
-  int package = -1;               // the socket, -1 when unknown
-  CpuSet local_cpus;              // CPUs of the nearest non-I/O ancestor (its NUMA node / package)
+  unsigned device_id = 0;               // PCI device id, e.g. 0x2330 for H100 SXM
+  int numa_node = -1;                   // -1 when unknown
+  int package = -1;                     // the socket, -1 when unknown
+  CpuSet local_cpus;                    // CPUs of the nearest non-I/O ancestor (its NUMA node / package)
   std::vector<PciAddress> switch_path;  // bridges from the host bridge down to the GPU's parent
 };
 
@@ -40,15 +40,15 @@ struct Nic {
   // Empty for a NIC with no PCI function of its own: NCCL lists such (virtual) NICs in a <nic>
   // directly under a <cpu>. They are local to that CPU's NUMA node and share no PCIe switch.
   std::optional<PciAddress> address;
-  std::string interface_name;     // "enp6s0", empty if the device has no netdev
-  std::string rdma_device;        // "mlx5_0", empty if none
-  unsigned pci_class = 0;         // 16-bit class (0x0200 Ethernet, 0x0207 InfiniBand), 0 when unknown
-  unsigned vendor = 0;            // PCI vendor id, 0 when unknown
+  std::string interface_name;  // "enp6s0", empty if the device has no netdev
+  std::string rdma_device;     // "mlx5_0", empty if none
+  unsigned pci_class = 0;      // 16-bit class (0x0200 Ethernet, 0x0207 InfiniBand), 0 when unknown
+  unsigned vendor = 0;         // PCI vendor id, 0 when unknown
   unsigned device_id = 0;
-  float link_speed_gbs = 0;       // PCIe link bandwidth in GB/s as hwloc reports it, 0 when unknown
-  bool names_listed = true;       // false when the source lists no OS devices (a bare NCCL <pci>)
+  float link_speed_gbs = 0;  // PCIe link bandwidth in GB/s as hwloc reports it, 0 when unknown
+  bool names_listed = true;  // false when the source lists no OS devices (a bare NCCL <pci>)
   NicKind kind = NicKind::ethernet;
-  std::string kind_reason;        // why it has that kind, for the doctor
+  std::string kind_reason;  // why it has that kind, for the doctor
   int numa_node = -1;
   int package = -1;
   CpuSet local_cpus;
@@ -56,11 +56,11 @@ struct Nic {
 };
 
 struct Topology {
-  std::vector<Gpu> gpus;          // sorted by PCI address: index here == index Slurm/NVML use
-  std::vector<Nic> nics;          // sorted by PCI address
-  CpuSet all_cpus;                // every CPU the topology knows
-  std::string source;             // "hwloc", "hwloc-xml:<path>", "nccl-xml:<path>" for messages
-  std::string host;               // the machine's own host name when the source records it (hwloc)
+  std::vector<Gpu> gpus;  // sorted by PCI address: index here == index Slurm/NVML use
+  std::vector<Nic> nics;  // sorted by PCI address
+  CpuSet all_cpus;        // every CPU the topology knows
+  std::string source;     // "hwloc", "hwloc-xml:<path>", "nccl-xml:<path>" for messages
+  std::string host;       // the machine's own host name when the source records it (hwloc)
   // NUMA distances (relative latency, 10 = local) as the OS reports them; hwloc sources only.
   std::map<std::pair<int, int>, unsigned> numa_distances;
   std::vector<std::string> notes;  // devices skipped and why, for "(no GPUs ...)" hints

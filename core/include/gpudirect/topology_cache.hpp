@@ -19,8 +19,8 @@
 namespace gpudirect {
 
 struct TopologyCacheConfig {
-  std::string dir;                                          // "" = no cache
-  std::string sysfs_root = "/sys";                          // for the live key (tests use a copy)
+  std::string dir;                  // "" = no cache
+  std::string sysfs_root = "/sys";  // for the live key (tests use a copy)
   std::string boot_id_path = "/proc/sys/kernel/random/boot_id";
 };
 

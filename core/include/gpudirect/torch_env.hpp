@@ -17,7 +17,6 @@ namespace gpudirect {
 // `env` is the task's environment; without a Slurm step (slurm_step.hpp) only GLOO_SOCKET_IFNAME
 // is given, and that only when `interfaces` (netdev names) is not empty. Throws
 // std::invalid_argument for a malformed Slurm variable.
-std::vector<EnvAction> torch_distributed_env(const std::map<std::string, std::string>& env,
-                                             const std::vector<std::string>& interfaces);
+std::vector<EnvAction> torch_distributed_env(const std::map<std::string, std::string>& env, const std::vector<std::string>& interfaces);
 
 }  // namespace gpudirect

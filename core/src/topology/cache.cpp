@@ -122,8 +122,7 @@ std::string body_line(const std::string& body) {
 }
 
 // The XML after the key and the body line, if the file was written under `key` and is intact.
-std::optional<std::string> body_for_key(const std::string& bytes, const std::string& key, const std::string& path,
-                                        std::string& why) {
+std::optional<std::string> body_for_key(const std::string& bytes, const std::string& key, const std::string& path, std::string& why) {
   if (bytes.compare(0, key.size(), key) != 0) return std::nullopt;  // another boot, file or hardware: stale
   const std::size_t line_end = bytes.find('\n', key.size());
   if (line_end != std::string::npos) {
@@ -188,8 +187,7 @@ std::string topology_cache_key(const std::string& topology_file, const TopologyC
   } catch (const TopologyError&) {
     return key + "source file " + topology_file + " unreadable\n";
   }
-  return key + "source file " + topology_file + " " + std::to_string(bytes.size()) + " " +
-         hex(std::hash<std::string>{}(bytes)) + "\n";
+  return key + "source file " + topology_file + " " + std::to_string(bytes.size()) + " " + hex(std::hash<std::string>{}(bytes)) + "\n";
 }
 
 std::string topology_cache_path(const std::string& topology_file, const TopologyCacheConfig& config) {

@@ -26,9 +26,7 @@ CpuSet to_cpuset(hwloc_const_bitmap_t bitmap) {
   return set;
 }
 
-PciAddress to_address(const hwloc_obj_attr_u::hwloc_pcidev_attr_s& pci) {
-  return PciAddress{pci.domain, pci.bus, pci.dev, pci.func};
-}
+PciAddress to_address(const hwloc_obj_attr_u::hwloc_pcidev_attr_s& pci) { return PciAddress{pci.domain, pci.bus, pci.dev, pci.func}; }
 
 // PCI-to-PCI bridges from below the host bridge down to the device's parent.
 std::vector<PciAddress> switch_path_of(hwloc_obj_t device) {
@@ -60,8 +58,8 @@ void set_locality(hwloc_topology_t topology, hwloc_obj_t device, Device& out) {
 void read_numa_distances(hwloc_topology_t raw, Topology& topology) {
   unsigned count = 1;
   hwloc_distances_s* distances = nullptr;
-  if (hwloc_distances_get_by_type(raw, HWLOC_OBJ_NUMANODE, &count, &distances, HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0) != 0 ||
-      count == 0 || !distances)
+  if (hwloc_distances_get_by_type(raw, HWLOC_OBJ_NUMANODE, &count, &distances, HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0) != 0 || count == 0 ||
+      !distances)
     return;
   const unsigned n = distances->nbobjs;
   for (unsigned i = 0; i < n; ++i)
@@ -153,8 +151,7 @@ std::string export_xml(hwloc_topology_t raw) {
 // opencl/cuda/nvml/rsmi/levelzero ones load and initialise GPU runtimes where they are built) and
 // only add OS devices under GPUs, which this model never reads. hwloc reads HWLOC_PLUGINS_BLACKLIST when the
 // first topology is created (this one); it is set only for that moment, unless the admin set it.
-constexpr const char* kUnneededHwlocPlugins =
-    "hwloc_xml_libxml,hwloc_gl,hwloc_opencl,hwloc_cuda,hwloc_nvml,hwloc_rsmi,hwloc_levelzero";
+constexpr const char* kUnneededHwlocPlugins = "hwloc_xml_libxml,hwloc_gl,hwloc_opencl,hwloc_cuda,hwloc_nvml,hwloc_rsmi,hwloc_levelzero";
 
 void keep_hwloc_plugins_loaded() {
   struct Pin {
@@ -202,9 +199,10 @@ Topology load_live_topology(std::string* hwloc_export) {
   // plugin in Debian's libhwloc-plugins, is not installed, or a namespace or container hides
   // /sys/bus/pci). Said in the source, so "no GPUs" messages tell why.
   if (!hwloc_get_next_pcidev(topology.get(), nullptr))
-    return collect(topology.get(), "hwloc, which saw no PCI devices: its PCI component is missing (Debian: install "
-                                   "libhwloc-plugins) or /sys/bus/pci is empty or unreadable where slurmd runs; "
-                                   "give it the host's /sys, or set topology=FILE in plugstack.conf");
+    return collect(topology.get(),
+                   "hwloc, which saw no PCI devices: its PCI component is missing (Debian: install "
+                   "libhwloc-plugins) or /sys/bus/pci is empty or unreadable where slurmd runs; "
+                   "give it the host's /sys, or set topology=FILE in plugstack.conf");
   // Not cached without PCI devices: the next load must find (and say) the same again.
   if (hwloc_export) *hwloc_export = export_xml(topology.get());
   return collect(topology.get(), "hwloc");

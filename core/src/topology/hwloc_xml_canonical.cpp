@@ -33,9 +33,7 @@ const char* const kRefresh = "; save the file again with `lstopo --of xml`";
 
 std::string name_of(const xmlNode* node) { return reinterpret_cast<const char*>(node->name); }
 
-std::string line_of(const std::string& path, const xmlNode* node) {
-  return path + ": line " + std::to_string(xmlGetLineNo(node)) + ": ";
-}
+std::string line_of(const std::string& path, const xmlNode* node) { return path + ": line " + std::to_string(xmlGetLineNo(node)) + ": "; }
 
 // hwloc's parser knows attribute names of lower-case letters and '_' only.
 bool is_hwloc_attribute_name(std::string_view name) {
@@ -66,14 +64,29 @@ bool is_hwloc_bitmap(std::string_view value) {
 void append_escaped(std::string& out, std::string_view value) {
   for (const char c : value) {
     switch (c) {
-      case '\n': out += "&#10;"; break;
-      case '\r': out += "&#13;"; break;
-      case '\t': out += "&#9;"; break;
-      case '"': out += "&quot;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      default: out += c;
+      case '\n':
+        out += "&#10;";
+        break;
+      case '\r':
+        out += "&#13;";
+        break;
+      case '\t':
+        out += "&#9;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      default:
+        out += c;
     }
   }
 }
@@ -147,7 +160,8 @@ bool is_plain_decimal(std::string_view text) {
   const auto digits = [](std::string_view part) {
     return std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
   };
-  return !whole.empty() && whole.size() <= 12 && digits(whole) && (dot == std::string_view::npos || (!fraction.empty() && fraction.size() <= 12 && digits(fraction)));
+  return !whole.empty() && whole.size() <= 12 && digits(whole) &&
+         (dot == std::string_view::npos || (!fraction.empty() && fraction.size() <= 12 && digits(fraction)));
 }
 
 // hwloc 1.x's NUMA latency matrix inside an object: <distances nbobjs relative_depth latency_base>
@@ -172,8 +186,8 @@ void write_v1_distances(std::string& out, const std::string& path, const xmlNode
     values.push_back(*value);
   }
   if (values.size() != n * n)
-    throw TopologyError(where + "a hwloc 1.x <distances> of " + std::to_string(n) + " objects has " +
-                        std::to_string(values.size()) + " latencies, expected " + std::to_string(n * n) + kRefresh);
+    throw TopologyError(where + "a hwloc 1.x <distances> of " + std::to_string(n) + " objects has " + std::to_string(values.size()) +
+                        " latencies, expected " + std::to_string(n * n) + kRefresh);
   indent(out, depth);
   out += "<distances";
   append_attribute(out, "nbobjs", std::to_string(n));
@@ -262,7 +276,8 @@ std::vector<std::uint64_t> numbers_in(const std::string& path, const xmlNode* no
   std::vector<std::uint64_t> numbers;
   std::string text;
   for (const xmlNode* child = node->children; child; child = child->next) {
-    if (child->type == XML_TEXT_NODE && child->content) text += reinterpret_cast<const char*>(child->content);
+    if (child->type == XML_TEXT_NODE && child->content)
+      text += reinterpret_cast<const char*>(child->content);
     else if (child->type == XML_ELEMENT_NODE)
       throw TopologyError(line_of(path, child) + "<" + name_of(node) + "> holds an element; it holds numbers only" + kRefresh);
   }
@@ -311,8 +326,8 @@ void write_distances(std::string& out, const std::string& path, const xmlNode* n
   const auto objects = count ? try_parse_integer<unsigned>(*count, 1, kMaxDistanceObjects) : std::nullopt;
   const auto kind_bits = kind ? try_parse_integer<unsigned>(*kind, 1, 0xffffu) : std::nullopt;
   if (!objects || !kind_bits)
-    throw TopologyError(where + "a <distances2> element needs nbobjs from 1 to " + std::to_string(kMaxDistanceObjects) +
-                        " and a kind" + kRefresh);
+    throw TopologyError(where + "a <distances2> element needs nbobjs from 1 to " + std::to_string(kMaxDistanceObjects) + " and a kind" +
+                        kRefresh);
   std::vector<std::uint64_t> indexes, values;
   for (const xmlNode* child = node->children; child; child = child->next) {
     if (child->type != XML_ELEMENT_NODE) continue;
@@ -323,11 +338,12 @@ void write_distances(std::string& out, const std::string& path, const xmlNode* n
   }
   const std::size_t n = *objects;
   if (indexes.size() != n || values.size() != n * n)
-    throw TopologyError(where + "a <distances2> matrix of " + std::to_string(n) + " NUMA nodes has " +
-                        std::to_string(indexes.size()) + " indexes and " + std::to_string(values.size()) +
-                        " values, expected " + std::to_string(n) + " and " + std::to_string(n * n) + kRefresh);
+    throw TopologyError(where + "a <distances2> matrix of " + std::to_string(n) + " NUMA nodes has " + std::to_string(indexes.size()) +
+                        " indexes and " + std::to_string(values.size()) + " values, expected " + std::to_string(n) + " and " +
+                        std::to_string(n * n) + kRefresh);
   for (const std::uint64_t index : indexes)
-    if (index > kMaxOsIndex) throw TopologyError(where + "a <distances2> index " + std::to_string(index) + " is not a NUMA node" + kRefresh);
+    if (index > kMaxOsIndex)
+      throw TopologyError(where + "a <distances2> index " + std::to_string(index) + " is not a NUMA node" + kRefresh);
   out += " <distances2";
   append_attribute(out, "type", "NUMANode");
   append_attribute(out, "nbobjs", std::to_string(n));
@@ -347,8 +363,8 @@ std::string version_of(const std::string& path, const xmlNode* root) {
   const auto major = dot == std::string::npos ? std::nullopt : try_parse_integer<unsigned>(version->substr(0, dot), 1, 2);
   const auto minor = dot == std::string::npos ? std::nullopt : try_parse_integer<unsigned>(version->substr(dot + 1), 0, 999);
   if (!major || !minor)
-    throw TopologyError(path + ": hwloc XML version '" + quote_bounded(*version, 16) +
-                        "' is not one hwloc 2 reads (1.x or 2.x)" + kRefresh);
+    throw TopologyError(path + ": hwloc XML version '" + quote_bounded(*version, 16) + "' is not one hwloc 2 reads (1.x or 2.x)" +
+                        kRefresh);
   return std::to_string(*major) + "." + std::to_string(*minor);
 }
 

@@ -87,8 +87,7 @@ class NcclReader {
         place.numa_node = static_cast<int>(*numa);
       }
     const auto affinity = attribute(cpu, "affinity");
-    if (!affinity)
-      fail(cpu, "<cpu> has no affinity attribute; add the NUMA node's CPU mask, e.g. affinity=\"ffffffff,ffffffff\"");
+    if (!affinity) fail(cpu, "<cpu> has no affinity attribute; add the NUMA node's CPU mask, e.g. affinity=\"ffffffff,ffffffff\"");
     try {
       place.cpus = CpuSet::parse_hex_mask(*affinity);
     } catch (const std::invalid_argument& e) {

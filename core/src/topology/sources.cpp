@@ -20,9 +20,7 @@ bool is_gpu_class(unsigned pci_class, unsigned vendor, unsigned device) {
   return display || pci_class == 0x1200;  // 0x1200 processing accelerator: MI300X/MI300A
 }
 
-bool is_display_or_accelerator_class(unsigned pci_class) {
-  return (pci_class >> 8) == 0x03 || pci_class == 0x1200;
-}
+bool is_display_or_accelerator_class(unsigned pci_class) { return (pci_class >> 8) == 0x03 || pci_class == 0x1200; }
 
 bool is_network_class(unsigned pci_class) {
   return (pci_class >> 8) == 0x02 || pci_class == 0x0c06;  // 0x0c06: InfiniBand on older HCAs

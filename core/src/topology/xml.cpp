@@ -58,14 +58,13 @@ Document parse(const std::string& path, const std::string& bytes) {
   if (!context) throw TopologyError(path + ": out of memory creating the XML parser");
   // No XML_PARSE_NOENT (entities stay unexpanded), no DTD loading, no network.
   const int options = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING;
-  Document doc(xmlCtxtReadMemory(context.get(), bytes.data(), static_cast<int>(bytes.size()), path.c_str(), nullptr,
-                                 options));
+  Document doc(xmlCtxtReadMemory(context.get(), bytes.data(), static_cast<int>(bytes.size()), path.c_str(), nullptr, options));
   if (!doc) {
     const xmlError* error = xmlCtxtGetLastError(context.get());
     std::string why = error && error->message ? trimmed(error->message) : "unknown XML error";
     const int line = error ? error->line : 0;
-    throw TopologyError(path + ": not well-formed XML" + (line > 0 ? " (line " + std::to_string(line) + ": " : " (") +
-                        why + "); is the file truncated?");
+    throw TopologyError(path + ": not well-formed XML" + (line > 0 ? " (line " + std::to_string(line) + ": " : " (") + why +
+                        "); is the file truncated?");
   }
   if (doc->intSubset && doc->intSubset->entities)
     throw TopologyError(path + ": declares XML entities, which topology files never need; refusing to read it");

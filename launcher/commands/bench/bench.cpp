@@ -46,9 +46,9 @@ struct Measurement {
 };
 
 const std::vector<std::pair<std::string, DataType>> kTypes{
-    {"float", DataType::float32}, {"double", DataType::float64}, {"half", DataType::float16}, {"bfloat16", DataType::bfloat16},
-    {"int8", DataType::int8},     {"uint8", DataType::uint8},    {"int32", DataType::int32},  {"int64", DataType::int64},
-    {"uint64", DataType::uint64}};
+    {"float", DataType::float32},     {"double", DataType::float64}, {"half", DataType::float16},
+    {"bfloat16", DataType::bfloat16}, {"int8", DataType::int8},      {"uint8", DataType::uint8},
+    {"int32", DataType::int32},       {"int64", DataType::int64},    {"uint64", DataType::uint64}};
 const std::vector<std::pair<std::string, ReduceOp>> kOps{
     {"sum", ReduceOp::sum}, {"prod", ReduceOp::prod}, {"min", ReduceOp::min}, {"max", ReduceOp::max}, {"avg", ReduceOp::avg}};
 
@@ -57,9 +57,9 @@ std::vector<std::pair<std::string, T>> select(const std::string& wanted, const s
                                               const char* what) {
   if (wanted == "all") return all;
   for (const auto& entry : all)
-    if (entry.first == wanted || (std::string(what) == "datatype" && ((wanted == "float32" && entry.first == "float") ||
-                                                                       (wanted == "float64" && entry.first == "double") ||
-                                                                       (wanted == "float16" && entry.first == "half"))))
+    if (entry.first == wanted || (std::string(what) == "datatype" &&
+                                  ((wanted == "float32" && entry.first == "float") || (wanted == "float64" && entry.first == "double") ||
+                                   (wanted == "float16" && entry.first == "half"))))
       return {entry};
   std::string names;
   for (const auto& entry : all) names += (names.empty() ? "" : ", ") + entry.first;
@@ -82,7 +82,8 @@ class Runner {
     const std::size_t increment = o_.step_bytes.empty() ? 0 : bench::parse_size(o_.step_bytes);
     const auto sizes = bench::size_sequence(min, max, o_.step_factor, increment);
     const auto types = select(o_.datatype, kTypes, "datatype");
-    const auto ops = collective_.reduces ? select(o_.op, kOps, "op") : std::vector<std::pair<std::string, ReduceOp>>{{"none", ReduceOp::sum}};
+    const auto ops =
+        collective_.reduces ? select(o_.op, kOps, "op") : std::vector<std::pair<std::string, ReduceOp>>{{"none", ReduceOp::sum}};
     if (collective_.has_root && (o_.root < 0 || o_.root >= comm_.size()))
       throw UsageError("-r/--root " + std::to_string(o_.root) + " is not a rank (0.." + std::to_string(comm_.size() - 1) + ")");
 
@@ -117,8 +118,7 @@ class Runner {
     const double threshold = min_busbw();
     if (rank0()) {
       std::printf("# Out of bounds values : %zu %s\n", wrong_total_, wrong_total_ ? "FAILED" : "OK");
-      std::printf("# Avg bus bandwidth    : %g %s\n", average,
-                  threshold > 0 ? (average < 0.9 * threshold ? "FAILED" : "OK") : "");
+      std::printf("# Avg bus bandwidth    : %g %s\n", average, threshold > 0 ? (average < 0.9 * threshold ? "FAILED" : "OK") : "");
       std::printf("#\n");
       std::fflush(stdout);
       const bool passed = wrong_total_ == 0 && !(threshold > 0 && average < 0.9 * threshold);
@@ -128,7 +128,8 @@ class Runner {
     }
     if (wrong_total_ > 0) return kExitWrong;
     if (threshold > 0 && average < 0.9 * threshold) {
-      if (rank0()) std::fprintf(stderr, "gpudirect bench: average bus bandwidth %g GB/s is under 0.9 x the threshold %g GB/s\n", average, threshold);
+      if (rank0())
+        std::fprintf(stderr, "gpudirect bench: average bus bandwidth %g GB/s is under 0.9 x the threshold %g GB/s\n", average, threshold);
       return kExitWrong;
     }
     return 0;
@@ -159,8 +160,8 @@ class Runner {
     if (!rank0()) return;
     std::printf("# gpudirect-launch bench %s (nccl-tests format), backend %s\n", collective_.name, comm_.backend_name().c_str());
     std::printf("# nThread 1 nGpus 1 minBytes %zu maxBytes %zu step: %s warmup iters: %d iters: %d agg iters: 1 validation: %d graph: 0\n",
-                min, max, increment ? (std::to_string(increment) + "(bytes)").c_str() : (format_factor() + "(factor)").c_str(),
-                o_.warmup, o_.iters, o_.check);
+                min, max, increment ? (std::to_string(increment) + "(bytes)").c_str() : (format_factor() + "(factor)").c_str(), o_.warmup,
+                o_.iters, o_.check);
     std::printf("#\n# Using devices\n");
     for (const auto& l : lines) std::printf("%s\n", l.c_str());
     std::printf("#\n");
@@ -234,8 +235,10 @@ class Runner {
     };
     for (int i = 0; i < o_.iters; ++i) {
       auto request = launch(shape, type, op, in_place);
-      if (o_.blocking) request->wait();
-      else pending.push_back(std::move(request));
+      if (o_.blocking)
+        request->wait();
+      else
+        pending.push_back(std::move(request));
       if (pending.size() > kInFlight) finish(kInFlight / 2);
     }
     if (!pending.empty()) finish(pending.size());
@@ -267,23 +270,37 @@ class Runner {
     }
     const auto& times = m.rank_times;
     switch (o_.average) {
-      case 0: m.time_us = times[0]; break;
-      case 2: m.time_us = *std::min_element(times.begin(), times.end()); break;
-      case 3: m.time_us = *std::max_element(times.begin(), times.end()); break;
-      default: m.time_us = std::accumulate(times.begin(), times.end(), 0.0) / static_cast<double>(times.size());
+      case 0:
+        m.time_us = times[0];
+        break;
+      case 2:
+        m.time_us = *std::min_element(times.begin(), times.end());
+        break;
+      case 3:
+        m.time_us = *std::max_element(times.begin(), times.end());
+        break;
+      default:
+        m.time_us = std::accumulate(times.begin(), times.end(), 0.0) / static_cast<double>(times.size());
     }
     m.algbw = m.time_us > 0 ? static_cast<double>(shape.shown_bytes) / (m.time_us * 1e3) : 0;  // GB/s = 1e9 B/s
     m.busbw = m.algbw * collective_.bus_factor(comm_.size());
     return m;
   }
 
-  void print_row(const bench::RowShape& shape, const std::string& type, const std::string& op, const Measurement& out, const Measurement& in) {
+  void print_row(const bench::RowShape& shape, const std::string& type, const std::string& op, const Measurement& out,
+                 const Measurement& in) {
     const auto half = [this](const Measurement& m) {
-      return nlohmann::json{{"time_us", m.time_us}, {"algbw", m.algbw}, {"busbw", m.busbw}, {"wrong", m.wrong},
-                            {"rank_times_us", m.rank_times}, {"straggler", straggler_json(m)}};
+      return nlohmann::json{
+          {"time_us", m.time_us},          {"algbw", m.algbw}, {"busbw", m.busbw}, {"wrong", m.wrong}, {"rank_times_us", m.rank_times},
+          {"straggler", straggler_json(m)}};
     };
-    rows_.push_back({{"size", shape.shown_bytes}, {"count", shape.shown_count}, {"type", type}, {"redop", op},
-                     {"root", collective_.has_root ? o_.root : -1}, {"out_of_place", half(out)}, {"in_place", half(in)}});
+    rows_.push_back({{"size", shape.shown_bytes},
+                     {"count", shape.shown_count},
+                     {"type", type},
+                     {"redop", op},
+                     {"root", collective_.has_root ? o_.root : -1},
+                     {"out_of_place", half(out)},
+                     {"in_place", half(in)}});
     if (!rank0()) return;
     const std::string redop = collective_.reduces ? op : "none";
     const std::string root = collective_.has_root ? std::to_string(o_.root) : "-1";
@@ -315,19 +332,22 @@ class Runner {
   // A bad node shows up in one run: name the slowest rank when it is far off the median.
   void report_outlier(const Measurement& m, const char* which, std::size_t bytes) const {
     if (const auto s = straggler(m))
-      std::printf("#  slow rank: %zu bytes %s: rank %zu on %s took %.1f us, median %.1f us\n", bytes, which, s->rank, host_of(s->rank).c_str(),
-                  s->seconds * 1e6, s->median_seconds * 1e6);
+      std::printf("#  slow rank: %zu bytes %s: rank %zu on %s took %.1f us, median %.1f us\n", bytes, which, s->rank,
+                  host_of(s->rank).c_str(), s->seconds * 1e6, s->median_seconds * 1e6);
   }
 
   void keep_result(const bench::RowShape& shape, const std::string& type, const std::string& op, const Measurement& m, bool in_place) {
-    results_.push_back({shape.shown_bytes, type, collective_.reduces ? op : "none", in_place, m.time_us, m.algbw, m.busbw, m.wrong,
-                        m.rank_times});
+    results_.push_back(
+        {shape.shown_bytes, type, collective_.reduces ? op : "none", in_place, m.time_us, m.algbw, m.busbw, m.wrong, m.rank_times});
   }
 
   metrics::BenchRunResult run_result(double average, double threshold, bool passed) const {
     const char* job = std::getenv("SLURM_JOB_ID");
-    return {collective_.name, comm_.backend_name(), job ? job : "", gather_hosts_, results_, average, threshold, wrong_total_, passed,
-            std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()};
+    return {collective_.name, comm_.backend_name(),
+            job ? job : "",   gather_hosts_,
+            results_,         average,
+            threshold,        wrong_total_,
+            passed,           std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()};
   }
 
   void write_metrics(const metrics::BenchRunResult& result) const {
@@ -341,11 +361,21 @@ class Runner {
   void write_json(const metrics::BenchRunResult& result) {
     nlohmann::json slowest = nullptr;
     if (const auto s = metrics::bench_slowest_rank(result))
-      slowest = {{"rank", s->rank}, {"host", host_of(s->rank)}, {"time_us", s->seconds * 1e6}, {"median_us", s->median_seconds * 1e6},
+      slowest = {{"rank", s->rank},
+                 {"host", host_of(s->rank)},
+                 {"time_us", s->seconds * 1e6},
+                 {"median_us", s->median_seconds * 1e6},
                  {"straggler", s->straggler}};
-    nlohmann::json out{{"collective", collective_.name}, {"ranks", comm_.size()}, {"backend", comm_.backend_name()},
-                       {"hosts", gather_hosts_}, {"rows", rows_}, {"avg_busbw", result.avg_busbw_gbps}, {"wrong_total", wrong_total_},
-                       {"min_busbw", result.min_busbw_gbps}, {"iters", o_.iters}, {"warmup_iters", o_.warmup},
+    nlohmann::json out{{"collective", collective_.name},
+                       {"ranks", comm_.size()},
+                       {"backend", comm_.backend_name()},
+                       {"hosts", gather_hosts_},
+                       {"rows", rows_},
+                       {"avg_busbw", result.avg_busbw_gbps},
+                       {"wrong_total", wrong_total_},
+                       {"min_busbw", result.min_busbw_gbps},
+                       {"iters", o_.iters},
+                       {"warmup_iters", o_.warmup},
                        {"job_id", result.job_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(result.job_id)},
                        {"slowest_rank", slowest}};
     std::ofstream file(o_.json);
@@ -372,7 +402,9 @@ class Runner {
 
 int run_bench(const BenchOptions& options, const bootstrap::SessionOptions& session_options) {
   const auto collective = comm::parse_collective(options.collective);
-  if (!collective) throw UsageError("unknown collective '" + options.collective + "': expected all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall or sendrecv");
+  if (!collective)
+    throw UsageError("unknown collective '" + options.collective +
+                     "': expected all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall or sendrecv");
   if (options.graph > 0) throw UsageError("-G (CUDA graphs) is not supported by gpudirect-launch bench");
   if (options.threads != 1 || options.gpus != 1) throw UsageError("-t and -g must be 1: run one rank per GPU (srun or --np)");
   if (options.iters < 1 || options.warmup < 0 || options.check < 0) throw UsageError("-n must be at least 1; -w and -c at least 0");
@@ -388,8 +420,10 @@ int run_bench(const BenchOptions& options, const bootstrap::SessionOptions& sess
   }
   auto communicator = comm::make_communicator({options.backend, session_options.timeout, "gpudirect bench"}, session);
   Runner runner(options, session, *communicator, comm::info_of(*collective));
-  if (session.store) runner.set_hosts(session.store->all_gather("bench/hosts", session.context.hostname));
-  else runner.set_hosts({session.context.hostname});
+  if (session.store)
+    runner.set_hosts(session.store->all_gather("bench/hosts", session.context.hostname));
+  else
+    runner.set_hosts({session.context.hostname});
   const int status = runner.run();
   communicator->synchronize();
   if (session.store) session.store->barrier("bench/end");
@@ -410,12 +444,16 @@ int bench_exit_code(const std::exception& e) {
 
 void register_bench(CLI::App& app, CommandContext& context) {
   auto o = std::make_shared<BenchOptions>();
-  CLI::App* bench = app.add_subcommand("bench",
-      "Collective benchmark in the nccl-tests format: NCCL on GPUs, libfabric on host memory. Run one rank per GPU "
-      "(srun -n N, or --np N before 'bench'). Exit codes as nccl-tests: 0 ok, 2 CUDA, 3 communication (a peer rank "
-      "died or failed), 4 timeout (a rank, a link or the rendezvous silent for --timeout), "
-      "6 usage, 7 wrong results or average bus bandwidth under 0.9 x --min-busbw / NCCL_TESTS_MIN_BW.");
-  bench->add_option("collective", o->collective, "all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv (or all_reduce_perf ...)")->required();
+  CLI::App* bench =
+      app.add_subcommand("bench",
+                         "Collective benchmark in the nccl-tests format: NCCL on GPUs, libfabric on host memory. Run one rank per GPU "
+                         "(srun -n N, or --np N before 'bench'). Exit codes as nccl-tests: 0 ok, 2 CUDA, 3 communication (a peer rank "
+                         "died or failed), 4 timeout (a rank, a link or the rendezvous silent for --timeout), "
+                         "6 usage, 7 wrong results or average bus bandwidth under 0.9 x --min-busbw / NCCL_TESTS_MIN_BW.");
+  bench
+      ->add_option("collective", o->collective,
+                   "all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv (or all_reduce_perf ...)")
+      ->required();
   bench->add_option("-b,--minbytes", o->min_bytes, "smallest size in bytes, K/M/G suffixes (default 32M)");
   bench->add_option("-e,--maxbytes", o->max_bytes, "largest size (default 32M)");
   bench->add_option("-f,--stepfactor", o->step_factor, "multiply the size by this between rows (default 2)");
@@ -424,7 +462,8 @@ void register_bench(CLI::App& app, CommandContext& context) {
   bench->add_option("-w,--warmup_iters", o->warmup, "untimed iterations first (default 5)");
   bench->add_option("-c,--check", o->check, "correctness-check iterations per row, 0 to skip (default 1)");
   bench->add_option("-o,--op", o->op, "sum, prod, min, max, avg or all (default sum)");
-  bench->add_option("-d,--datatype", o->datatype, "float, double, half, bfloat16, int8, uint8, int32, int64, uint64 or all (default float)");
+  bench->add_option("-d,--datatype", o->datatype,
+                    "float, double, half, bfloat16, int8, uint8, int32, int64, uint64 or all (default float)");
   bench->add_option("-r,--root", o->root, "root rank of broadcast and reduce (default 0)");
   bench->add_option("-z,--blocking", o->blocking, "1: wait for each call before the next (default 0)");
   bench->add_option("-a,--average", o->average, "time across ranks: 0 rank 0, 1 average (default), 2 min, 3 max");
@@ -438,7 +477,8 @@ void register_bench(CLI::App& app, CommandContext& context) {
                     "rank 0 writes the results in the Prometheus text format for node_exporter's textfile collector "
                     "(gpudirect_bench_* gauges; a PATH ending in .prom in --collector.textfile.directory), replaced atomically");
   bench->callback([o, &context] {
-    context.exit_code = run_command("gpudirect bench", [&] { return run_bench(*o, context.session); }, bench_exit_code);
+    context.exit_code = run_command(
+        "gpudirect bench", [&] { return run_bench(*o, context.session); }, bench_exit_code);
   });
 }
 

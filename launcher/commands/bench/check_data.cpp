@@ -18,15 +18,49 @@ namespace {
 
 void store(char* out, double value, DataType type) {
   switch (type) {
-    case DataType::float32: { const float v = static_cast<float>(value); std::memcpy(out, &v, 4); break; }
-    case DataType::float64: std::memcpy(out, &value, 8); break;
-    case DataType::float16: { const auto v = comm::float_to_half(static_cast<float>(value)); std::memcpy(out, &v, 2); break; }
-    case DataType::bfloat16: { const auto v = comm::float_to_bfloat16(static_cast<float>(value)); std::memcpy(out, &v, 2); break; }
-    case DataType::int8: { const auto v = static_cast<std::int8_t>(value); std::memcpy(out, &v, 1); break; }
-    case DataType::uint8: { const auto v = static_cast<std::uint8_t>(value); std::memcpy(out, &v, 1); break; }
-    case DataType::int32: { const auto v = static_cast<std::int32_t>(value); std::memcpy(out, &v, 4); break; }
-    case DataType::int64: { const auto v = static_cast<std::int64_t>(value); std::memcpy(out, &v, 8); break; }
-    case DataType::uint64: { const auto v = static_cast<std::uint64_t>(value); std::memcpy(out, &v, 8); break; }
+    case DataType::float32: {
+      const float v = static_cast<float>(value);
+      std::memcpy(out, &v, 4);
+      break;
+    }
+    case DataType::float64:
+      std::memcpy(out, &value, 8);
+      break;
+    case DataType::float16: {
+      const auto v = comm::float_to_half(static_cast<float>(value));
+      std::memcpy(out, &v, 2);
+      break;
+    }
+    case DataType::bfloat16: {
+      const auto v = comm::float_to_bfloat16(static_cast<float>(value));
+      std::memcpy(out, &v, 2);
+      break;
+    }
+    case DataType::int8: {
+      const auto v = static_cast<std::int8_t>(value);
+      std::memcpy(out, &v, 1);
+      break;
+    }
+    case DataType::uint8: {
+      const auto v = static_cast<std::uint8_t>(value);
+      std::memcpy(out, &v, 1);
+      break;
+    }
+    case DataType::int32: {
+      const auto v = static_cast<std::int32_t>(value);
+      std::memcpy(out, &v, 4);
+      break;
+    }
+    case DataType::int64: {
+      const auto v = static_cast<std::int64_t>(value);
+      std::memcpy(out, &v, 8);
+      break;
+    }
+    case DataType::uint64: {
+      const auto v = static_cast<std::uint64_t>(value);
+      std::memcpy(out, &v, 8);
+      break;
+    }
   }
 }
 

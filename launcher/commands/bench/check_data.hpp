@@ -16,12 +16,11 @@ namespace gpudirect::bench {
 double input_value(int rank, std::size_t index, comm::ReduceOp op);
 
 // Fills `out` (count elements of `type`) with rank's inputs starting at `first_index`.
-void fill_input(std::vector<char>& out, std::size_t count, comm::DataType type, int rank, comm::ReduceOp op,
-                std::size_t first_index = 0);
+void fill_input(std::vector<char>& out, std::size_t count, comm::DataType type, int rank, comm::ReduceOp op, std::size_t first_index = 0);
 
 // What rank `rank` must hold in its receive buffer after the collective (its row's result rule).
-std::vector<char> expected_output(comm::Collective c, const RowShape& shape, comm::DataType type, comm::ReduceOp op, int rank,
-                                  int ranks, int root);
+std::vector<char> expected_output(comm::Collective c, const RowShape& shape, comm::DataType type, comm::ReduceOp op, int rank, int ranks,
+                                  int root);
 
 // Elements of `actual` that differ (bitwise) from `expected`.
 std::size_t count_wrong(const std::vector<char>& actual, const std::vector<char>& expected, std::size_t element_size);

@@ -27,10 +27,14 @@ std::size_t parse_size(const std::string& text) {
   std::string suffix(number->second);
   if (!suffix.empty() && (suffix.back() == 'B' || suffix.back() == 'b') && suffix.size() > 1) suffix.pop_back();
   double scale = 1;
-  if (suffix == "K" || suffix == "k") scale = 1024.0;
-  else if (suffix == "M" || suffix == "m") scale = 1024.0 * 1024;
-  else if (suffix == "G" || suffix == "g") scale = 1024.0 * 1024 * 1024;
-  else if (!suffix.empty() && suffix != "B" && suffix != "b") throw std::invalid_argument("size '" + text + "': unknown suffix (K, M or G)");
+  if (suffix == "K" || suffix == "k")
+    scale = 1024.0;
+  else if (suffix == "M" || suffix == "m")
+    scale = 1024.0 * 1024;
+  else if (suffix == "G" || suffix == "g")
+    scale = 1024.0 * 1024 * 1024;
+  else if (!suffix.empty() && suffix != "B" && suffix != "b")
+    throw std::invalid_argument("size '" + text + "': unknown suffix (K, M or G)");
   if (value < 0) throw std::invalid_argument("size '" + text + "' is negative");
   return static_cast<std::size_t>(value * scale);
 }
@@ -41,7 +45,8 @@ std::vector<std::size_t> size_sequence(std::size_t min, std::size_t max, double 
   std::vector<std::size_t> sizes;
   for (std::size_t size = min; size <= max;) {
     sizes.push_back(size);
-    const std::size_t next = increment ? size + increment : static_cast<std::size_t>(static_cast<double>(std::max<std::size_t>(size, 1)) * factor);
+    const std::size_t next =
+        increment ? size + increment : static_cast<std::size_t>(static_cast<double>(std::max<std::size_t>(size, 1)) * factor);
     if (next <= size) break;
     size = next;
     if (sizes.size() > 100000) throw std::invalid_argument("too many sizes: raise -f or -i");

@@ -13,9 +13,9 @@ namespace gpudirect::bench {
 // For a row of `bytes` (the size column): elements per rank call (the `count` argument of the
 // Communicator call) and the elements the count column shows.
 struct RowShape {
-  std::size_t call_count = 0;   // count passed to the collective
-  std::size_t shown_count = 0;  // "count (elements)" column
-  std::size_t shown_bytes = 0;  // "size (B)" column (rounded down to whole elements)
+  std::size_t call_count = 0;                        // count passed to the collective
+  std::size_t shown_count = 0;                       // "count (elements)" column
+  std::size_t shown_bytes = 0;                       // "size (B)" column (rounded down to whole elements)
   std::size_t send_elements = 0, recv_elements = 0;  // buffer sizes per rank
 };
 RowShape row_shape(comm::Collective c, std::size_t bytes, std::size_t element_size, int ranks);

@@ -45,8 +45,7 @@ std::vector<MissingMount> missing_mounts(const std::string& root, const std::vec
       // Values are path lists (':') or name lists (','): any item in the mount names it.
       bool named = false;
       for (const std::string_view path_item : split(action.value, ':'))
-        for (const std::string_view item : split(path_item, ','))
-          named = named || is_path_within(item, mount.destination);
+        for (const std::string_view item : split(path_item, ',')) named = named || is_path_within(item, mount.destination);
       if (named) entry.named_by.push_back(action.name);
     }
     missing.push_back(std::move(entry));

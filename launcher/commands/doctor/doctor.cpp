@@ -67,8 +67,8 @@ void print_table(const Topology& topology, const NodePlan& plan, const std::stri
   for (std::size_t g = 0; g < topology.gpus.size(); ++g) {
     const Gpu& gpu = topology.gpus[g];
     const GpuPlacement& placement = plan.gpus[g];
-    std::printf("  %3zu  %-12s  %4d  %-20s  %s%s\n", g, gpu.address.to_string().c_str(), gpu.numa_node,
-                gpu.local_cpus.to_list().c_str(), nic_list(topology, placement.nics).c_str(),
+    std::printf("  %3zu  %-12s  %4d  %-20s  %s%s\n", g, gpu.address.to_string().c_str(), gpu.numa_node, gpu.local_cpus.to_list().c_str(),
+                nic_list(topology, placement.nics).c_str(),
                 placement.nic_fallback ? (" (fallback: " + placement.nic_note + ")").c_str() : "");
   }
   if (topology.gpus.empty()) {
@@ -76,33 +76,44 @@ void print_table(const Topology& topology, const NodePlan& plan, const std::stri
     for (const std::string& note : topology.notes) std::printf("  (skipped %s)\n", note.c_str());
   }
   for (const Nic& nic : topology.nics)
-    std::printf("# NIC %-12s  %-20s  NUMA %2d  %-10s  %s\n", nic_bus_id(nic).c_str(), nic_label(nic).c_str(),
-                nic.numa_node, std::string(to_string(nic.kind)).c_str(), nic.kind_reason.c_str());
+    std::printf("# NIC %-12s  %-20s  NUMA %2d  %-10s  %s\n", nic_bus_id(nic).c_str(), nic_label(nic).c_str(), nic.numa_node,
+                std::string(to_string(nic.kind)).c_str(), nic.kind_reason.c_str());
   if (plan.control_nic) {
     const Nic& nic = topology.nics[static_cast<std::size_t>(*plan.control_nic)];
-    std::printf("# control NIC: %s (%s, %s)\n", nic_label(nic).c_str(), nic_bus_id(nic).c_str(),
-                std::string(to_string(nic.kind)).c_str());
+    std::printf("# control NIC: %s (%s, %s)\n", nic_label(nic).c_str(), nic_bus_id(nic).c_str(), std::string(to_string(nic.kind)).c_str());
   } else {
     std::printf("# control NIC: none (%s)\n", plan.control_note.c_str());
   }
 }
 
 nlohmann::json nic_json(const Nic& nic) {
-  return {{"name", nic_label(nic)},           {"netdev", nic.interface_name},
-          {"rdma_device", nic.rdma_device},   {"bus_id", nic.address ? nlohmann::json(nic.address->to_string()) : nlohmann::json()},
-          {"kind", std::string(to_string(nic.kind))}, {"numa", nic.numa_node}};
+  return {{"name", nic_label(nic)},
+          {"netdev", nic.interface_name},
+          {"rdma_device", nic.rdma_device},
+          {"bus_id", nic.address ? nlohmann::json(nic.address->to_string()) : nlohmann::json()},
+          {"kind", std::string(to_string(nic.kind))},
+          {"numa", nic.numa_node}};
 }
 
 nlohmann::json table_json(const Topology& topology, const NodePlan& plan, const std::string& host, const ModeDecision& decision) {
-  nlohmann::json out{{"host", host}, {"topology", topology.source}, {"gpus", nlohmann::json::array()},
-                     {"mode", {{"requested", std::string(to_string(decision.requested))}, {"resolved", std::string(to_string(decision.mode))},
-                               {"reason", decision.reason}, {"waits_for_rxdm", decision.wait_for_rxdm}}}};
+  nlohmann::json out{{"host", host},
+                     {"topology", topology.source},
+                     {"gpus", nlohmann::json::array()},
+                     {"mode",
+                      {{"requested", std::string(to_string(decision.requested))},
+                       {"resolved", std::string(to_string(decision.mode))},
+                       {"reason", decision.reason},
+                       {"waits_for_rxdm", decision.wait_for_rxdm}}}};
   for (std::size_t g = 0; g < topology.gpus.size(); ++g) {
     const Gpu& gpu = topology.gpus[g];
     nlohmann::json nics = nlohmann::json::array();
     for (int n : plan.gpus[g].nics) nics.push_back(nic_json(topology.nics[static_cast<std::size_t>(n)]));
-    out["gpus"].push_back({{"index", g}, {"bus_id", gpu.address.to_string()}, {"numa", gpu.numa_node},
-                           {"cpus", gpu.local_cpus.to_list()}, {"nics", nics}, {"nic_fallback", plan.gpus[g].nic_fallback},
+    out["gpus"].push_back({{"index", g},
+                           {"bus_id", gpu.address.to_string()},
+                           {"numa", gpu.numa_node},
+                           {"cpus", gpu.local_cpus.to_list()},
+                           {"nics", nics},
+                           {"nic_fallback", plan.gpus[g].nic_fallback},
                            {"nic_note", plan.gpus[g].nic_note}});
   }
   out["nics"] = nlohmann::json::array();
@@ -113,8 +124,8 @@ nlohmann::json table_json(const Topology& topology, const NodePlan& plan, const 
 }
 
 // Compares the task's real environment and affinity with what plan_task says it should have.
-int check_task(const Topology& topology, const NodePlan& plan, const PluginConfig& config,
-               const std::map<std::string, std::string>& env, const std::string& host, nlohmann::json* json) {
+int check_task(const Topology& topology, const NodePlan& plan, const PluginConfig& config, const std::map<std::string, std::string>& env,
+               const std::string& host, nlohmann::json* json) {
   TaskSetupInput input;
   input.config = config;
   input.request.mode = parse_mode(env.at("GPUDIRECT_MODE"));
@@ -158,14 +169,19 @@ int check_task(const Topology& topology, const NodePlan& plan, const PluginConfi
   if (!json)
     for (const auto& warning : warnings) std::printf("gpudirect doctor: %s: WARNING: %s\n", who.c_str(), warning.c_str());
   if (json) {
-    (*json)["task"] = {{"ok", problems.empty()}, {"problems", problems}, {"warnings", warnings}, {"mode", env.at("GPUDIRECT_MODE")},
+    (*json)["task"] = {{"ok", problems.empty()},
+                       {"problems", problems},
+                       {"warnings", warnings},
+                       {"mode", env.at("GPUDIRECT_MODE")},
                        {"gpus", env.count("GPUDIRECT_GPUS") ? env.at("GPUDIRECT_GPUS") : ""},
-                       {"nics", env.count("GPUDIRECT_NICS") ? env.at("GPUDIRECT_NICS") : ""}, {"cpus", actual.to_list()},
+                       {"nics", env.count("GPUDIRECT_NICS") ? env.at("GPUDIRECT_NICS") : ""},
+                       {"cpus", actual.to_list()},
                        {"net_plugin", net_plugin ? nlohmann::json(net_plugin->library) : nlohmann::json()}};
   } else if (problems.empty()) {
     std::printf("gpudirect doctor: %s: OK (mode %s, gpus %s, nics %s, cpus %s%s)\n", who.c_str(), env.at("GPUDIRECT_MODE").c_str(),
-                env.count("GPUDIRECT_GPUS") ? env.at("GPUDIRECT_GPUS").c_str() : "", env.count("GPUDIRECT_NICS") ? env.at("GPUDIRECT_NICS").c_str() : "",
-                actual.to_list().c_str(), net_plugin ? (", net plugin " + net_plugin->library).c_str() : "");
+                env.count("GPUDIRECT_GPUS") ? env.at("GPUDIRECT_GPUS").c_str() : "",
+                env.count("GPUDIRECT_NICS") ? env.at("GPUDIRECT_NICS").c_str() : "", actual.to_list().c_str(),
+                net_plugin ? (", net plugin " + net_plugin->library).c_str() : "");
   } else {
     for (const auto& problem : problems) std::printf("gpudirect doctor: %s: MISMATCH: %s\n", who.c_str(), problem.c_str());
   }
@@ -247,32 +263,32 @@ int run_doctor(const DoctorOptions& options) {
 
 void register_doctor(CLI::App& app, CommandContext& context) {
   auto options = std::make_shared<DoctorOptions>();
-  CLI::App* doctor = app.add_subcommand(
-      "doctor",
-      "Print this node's GPU/NIC/CPU binding table as the plugin computes it; inside a task started with "
-      "srun --gpu-direct, check that the task's environment and CPU affinity match it (exit 1 if not).");
+  CLI::App* doctor = app.add_subcommand("doctor",
+                                        "Print this node's GPU/NIC/CPU binding table as the plugin computes it; inside a task started with "
+                                        "srun --gpu-direct, check that the task's environment and CPU affinity match it (exit 1 if not).");
   doctor->add_option("--topology", options->topology, "hwloc XML or NCCL topology XML file instead of live discovery");
   doctor->add_option("--plugstack", options->plugstack,
                      "read topology=, lib_dir=, profile_dir= ... from the spank_gpudirect.so line of this plugstack.conf "
                      "(default: the one Slurm uses, found through $SLURM_CONF or /etc/slurm)");
   doctor->add_option("--profile-dir", options->profile_dir, "directory with network profiles (as profile_dir=)");
-  doctor->add_option("--mode", options->mode,
-                     "show what --gpu-direct=MODE resolves to on this node (auto, tcpxo, tcpx, gib, rdma, off; "
-                     "default: the plugstack default)")
+  doctor
+      ->add_option("--mode", options->mode,
+                   "show what --gpu-direct=MODE resolves to on this node (auto, tcpxo, tcpx, gib, rdma, off; "
+                   "default: the plugstack default)")
       ->check(CLI::IsMember({"auto", "tcpxo", "tcpx", "gib", "rdma", "off"}));
   doctor->add_flag("--json", options->json, "print JSON instead of a table");
   doctor->add_flag("--check", options->check, "fail unless run inside a task started with --gpu-direct");
-  CLI::Option* mounts = doctor->add_flag("--container-mounts{pyxis}", options->container_mounts,
-                   "print the host paths a container needs for the mode (--mode, else the task's GPUDIRECT_MODE, else "
-                   "the plugstack default), from its profile's mount lines: as pyxis's --container-mounts value "
-                   "(SRC:DST[:ro],...), or with =fstab as enroot fstab lines (docs/containers.md)")
-      ->check(CLI::IsMember({"pyxis", "fstab"}));
-  doctor->add_flag("--container-library-path", options->container_library_path,
-                   "print the directories the mode's profile puts first in LD_LIBRARY_PATH (for the enroot hook)")
+  CLI::Option* mounts = doctor
+                            ->add_flag("--container-mounts{pyxis}", options->container_mounts,
+                                       "print the host paths a container needs for the mode (--mode, else the task's GPUDIRECT_MODE, else "
+                                       "the plugstack default), from its profile's mount lines: as pyxis's --container-mounts value "
+                                       "(SRC:DST[:ro],...), or with =fstab as enroot fstab lines (docs/containers.md)")
+                            ->check(CLI::IsMember({"pyxis", "fstab"}));
+  doctor
+      ->add_flag("--container-library-path", options->container_library_path,
+                 "print the directories the mode's profile puts first in LD_LIBRARY_PATH (for the enroot hook)")
       ->excludes(mounts);
-  doctor->callback([options, &context] {
-    context.exit_code = run_command("gpudirect doctor", [&] { return run_doctor(*options); });
-  });
+  doctor->callback([options, &context] { context.exit_code = run_command("gpudirect doctor", [&] { return run_doctor(*options); }); });
 }
 
 }  // namespace gpudirect::launcher

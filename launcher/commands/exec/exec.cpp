@@ -48,9 +48,7 @@ class ThisProcess final : public TaskProcess {
     const char* value = std::getenv(name.c_str());
     return value ? std::optional<std::string>(value) : std::nullopt;
   }
-  bool set_env(const std::string& name, const std::string& value) override {
-    return ::setenv(name.c_str(), value.c_str(), 1) == 0;
-  }
+  bool set_env(const std::string& name, const std::string& value) override { return ::setenv(name.c_str(), value.c_str(), 1) == 0; }
 };
 
 // The message for a setup exec could not apply (the plugin words its own for slurmstepd's log).
@@ -60,12 +58,15 @@ std::string failure_message(const TaskApplyResult& applied) {
     case Failure::node_not_ready:
       return "the TCPXO receive-datapath manager (RxDM) is not ready: " + applied.detail +
              "; start the RxDM sidecar (its startup probe) first, or raise rxdm_timeout=";
-    case Failure::plan: return applied.detail;
-    case Failure::set_env: return "cannot set " + applied.detail + " in the environment";
+    case Failure::plan:
+      return applied.detail;
+    case Failure::set_env:
+      return "cannot set " + applied.detail + " in the environment";
     case Failure::bind_cpus:
       return "cannot bind to CPUs " + applied.setup.binding.cpus.to_list() + ": " + applied.detail +
              "; run with cpu_bind=off in the plugstack line";
-    case Failure::none: break;
+    case Failure::none:
+      break;
   }
   return "";
 }
@@ -83,9 +84,9 @@ std::map<std::string, std::string> task_environment(std::map<std::string, std::s
   env["SLURM_LOCAL_TASKS"] = get("LOCAL_WORLD_SIZE", "1");
   env["SLURM_PROCID"] = get("RANK", env["SLURM_LOCALID"].c_str());
   // An outer srun's step (torchrun started by srun) is not this process's: its rank is torchrun's.
-  for (const char* slurm : {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "SLURM_GPUS_ON_NODE", "SLURM_STEP_TASKS_PER_NODE",
-                            "SLURM_TASKS_PER_NODE", "SLURM_NODEID", "SLURM_CPU_BIND_TYPE", "SLURM_STEP_NODELIST",
-                            "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS", "SLURM_STEP_RESV_PORTS"})
+  for (const char* slurm :
+       {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "SLURM_GPUS_ON_NODE", "SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE", "SLURM_NODEID",
+        "SLURM_CPU_BIND_TYPE", "SLURM_STEP_NODELIST", "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS", "SLURM_STEP_RESV_PORTS"})
     env.erase(slurm);
   // A pod sees all its GPUs: each local rank takes its share of CUDA_VISIBLE_DEVICES, as Slurm's
   // --gpus-per-node does.
@@ -124,8 +125,7 @@ int run_exec(const ExecOptions& options) {
   const Topology topology = config.topology.empty() ? load_live_topology() : load_topology_file(config.topology);
   const NodePlan plan = plan_node(topology);
   // The plugin's rule and order: RxDM is waited for when the resolved mode needs it, before the plan.
-  const NodeReadiness readiness =
-      wait_for_node_readiness(resolve_mode(input.request, config, topology, input.facts), config);
+  const NodeReadiness readiness = wait_for_node_readiness(resolve_mode(input.request, config, topology, input.facts), config);
   ThisProcess process;
   const TaskApplyResult applied = apply_task(topology, plan, input, readiness, process);
   if (applied.failure != TaskApplyResult::Failure::none) {
@@ -148,14 +148,14 @@ int run_exec(const ExecOptions& options) {
 
 void register_exec(CLI::App& app, CommandContext& context) {
   auto options = std::make_shared<ExecOptions>();
-  CLI::App* exec = app.add_subcommand(
-      "exec",
-      "Give one process the plugin's binding, then exec CMD: its GPU(s) by LOCAL_RANK of LOCAL_WORLD_SIZE "
-      "(torchrun-style; CUDA_VISIBLE_DEVICES shared out the same way), or under srun without LOCAL_RANK by the "
-      "task's Slurm numbers; their NICs and local CPUs, the network environment of the mode (GKE JobSet pods, "
-      "Vertex AI custom jobs, torchrun workers), and torch.distributed's variables (RANK, WORLD_SIZE, LOCAL_RANK, "
-      "LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT from the Slurm step; GLOO_SOCKET_IFNAME: the process's NICs), "
-      "each only where not set already.");
+  CLI::App* exec =
+      app.add_subcommand("exec",
+                         "Give one process the plugin's binding, then exec CMD: its GPU(s) by LOCAL_RANK of LOCAL_WORLD_SIZE "
+                         "(torchrun-style; CUDA_VISIBLE_DEVICES shared out the same way), or under srun without LOCAL_RANK by the "
+                         "task's Slurm numbers; their NICs and local CPUs, the network environment of the mode (GKE JobSet pods, "
+                         "Vertex AI custom jobs, torchrun workers), and torch.distributed's variables (RANK, WORLD_SIZE, LOCAL_RANK, "
+                         "LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT from the Slurm step; GLOO_SOCKET_IFNAME: the process's NICs), "
+                         "each only where not set already.");
   exec->add_option("--mode", options->mode, "auto (default), tcpxo, tcpx, gib, rdma or off, optionally ',verbose'");
   exec->add_option("--topology", options->topology, "hwloc XML or NCCL topology XML file instead of live discovery");
   exec->add_option("--plugstack", options->plugstack,
@@ -165,9 +165,7 @@ void register_exec(CLI::App& app, CommandContext& context) {
   exec->add_option("--lib-dir", options->lib_dir, "the TCPXO/TCPX NCCL plugin directory (as lib_dir=)");
   exec->add_flag("--verbose", options->verbose, "print the binding line on stderr before running CMD");
   exec->add_option("command", options->command, "CMD ARGS... after --")->required();
-  exec->callback([options, &context] {
-    context.exit_code = run_command("gpudirect exec", [&] { return run_exec(*options); });
-  });
+  exec->callback([options, &context] { context.exit_code = run_command("gpudirect exec", [&] { return run_exec(*options); }); });
 }
 
 }  // namespace gpudirect::launcher

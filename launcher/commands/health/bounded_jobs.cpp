@@ -41,7 +41,8 @@ class InterruptGuard {
   InterruptGuard& operator=(const InterruptGuard&) = delete;
 
  private:
-  struct sigaction old_int_ {}, old_term_ {};
+  struct sigaction old_int_ {
+  }, old_term_{};
 };
 
 std::vector<char*> c_argv(const std::vector<std::string>& argv) {
@@ -88,7 +89,8 @@ std::vector<JobEnd> run_bounded(const std::vector<BoundedJob>& jobs, double time
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     try {
       const int fd = ::open(jobs[i].log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-      if (fd < 0) throw std::runtime_error("cannot write the job log " + jobs[i].log_path + ": " + std::strerror(errno) + " (check --work-dir)");
+      if (fd < 0)
+        throw std::runtime_error("cannot write the job log " + jobs[i].log_path + ": " + std::strerror(errno) + " (check --work-dir)");
       running[i].pid = spawn(jobs[i].argv, fd);
       ::close(fd);
     } catch (...) {

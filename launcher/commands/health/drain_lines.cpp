@@ -19,10 +19,18 @@ std::string drain_reason(const SweepRun& run, const std::string& node, double th
   const std::string with = peer.empty() ? "" : " with " + peer;
   std::string what;
   switch (run.outcome) {
-    case Outcome::measured: what = "all_gather " + short_number(run.busbw) + " GB/s" + with + ", threshold " + short_number(threshold); break;
-    case Outcome::timed_out: what = "all_gather timed out after " + short_number(run.seconds) + " s" + with; break;
-    case Outcome::failed: what = "all_gather failed" + with + (run.detail.empty() ? "" : " (" + run.detail + ")"); break;
-    case Outcome::not_started: what = "all_gather did not start" + with; break;
+    case Outcome::measured:
+      what = "all_gather " + short_number(run.busbw) + " GB/s" + with + ", threshold " + short_number(threshold);
+      break;
+    case Outcome::timed_out:
+      what = "all_gather timed out after " + short_number(run.seconds) + " s" + with;
+      break;
+    case Outcome::failed:
+      what = "all_gather failed" + with + (run.detail.empty() ? "" : " (" + run.detail + ")");
+      break;
+    case Outcome::not_started:
+      what = "all_gather did not start" + with;
+      break;
   }
   return clean(std::string(kReasonPrefix) + " " + what);
 }

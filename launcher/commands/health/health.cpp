@@ -64,7 +64,8 @@ std::optional<std::string> read_text(const std::string& path) {
 
 void write_text(const std::string& path, const std::string& text, const char* what) {
   std::ofstream file(path);
-  if (!file || !(file << text)) throw std::runtime_error(std::string("cannot write the ") + what + " " + path + " (check the directory exists and is writable)");
+  if (!file || !(file << text))
+    throw std::runtime_error(std::string("cannot write the ") + what + " " + path + " (check the directory exists and is writable)");
 }
 
 // The nodes to sweep as Slurm sees them, in the order of --nodelist when given.
@@ -81,18 +82,24 @@ std::vector<NodeState> list_nodes(const HealthOptions& o) {
     argv.insert(argv.end(), {"-n", o.nodelist});
   }
   const auto [status, output] = run_capture(argv);
-  if (status != 0) throw std::runtime_error(shell_line(argv) + " failed (exit " + std::to_string(status) + "): " + quote_bounded(output, 300) + "; is SLURM_CONF right, is slurmctld up?");
+  if (status != 0)
+    throw std::runtime_error(shell_line(argv) + " failed (exit " + std::to_string(status) + "): " + quote_bounded(output, 300) +
+                             "; is SLURM_CONF right, is slurmctld up?");
   auto nodes = parse_sinfo_nodes(output);
   if (wanted.empty()) {
-    if (nodes.empty()) throw UsageError("partition '" + o.partition + "' has no nodes (sinfo -p " + o.partition + " lists none): check the name with sinfo -s");
+    if (nodes.empty())
+      throw UsageError("partition '" + o.partition + "' has no nodes (sinfo -p " + o.partition +
+                       " lists none): check the name with sinfo -s");
     return nodes;
   }
   std::vector<NodeState> ordered;
   for (const std::string& name : wanted) {
     if (std::any_of(ordered.begin(), ordered.end(), [&](const NodeState& n) { return n.node == name; })) continue;
     const auto found = std::find_if(nodes.begin(), nodes.end(), [&](const NodeState& n) { return n.node == name; });
-    if (found != nodes.end()) ordered.push_back(*found);
-    else ordered.push_back({name, "unknown", o.partition.empty() ? "not known to Slurm" : "not in partition " + o.partition, false});
+    if (found != nodes.end())
+      ordered.push_back(*found);
+    else
+      ordered.push_back({name, "unknown", o.partition.empty() ? "not known to Slurm" : "not in partition " + o.partition, false});
   }
   return ordered;
 }
@@ -108,8 +115,9 @@ class Sweep {
     std::vector<std::string> json_paths;
     for (const auto& nodes : batch) {
       // Numbered, and named by its nodes when a pair: a group of 64 names would pass NAME_MAX.
-      const std::string stem = work_dir_ + "/" + std::to_string(++job_count_) + "-" +
-                               (nodes.size() == 2 ? join(nodes, "-") : "group" + std::to_string(nodes.size()) + "-" + nodes.front() + "-to-" + nodes.back());
+      const std::string stem =
+          work_dir_ + "/" + std::to_string(++job_count_) + "-" +
+          (nodes.size() == 2 ? join(nodes, "-") : "group" + std::to_string(nodes.size()) + "-" + nodes.front() + "-to-" + nodes.back());
       json_paths.push_back(stem + ".json");
       std::filesystem::remove(json_paths.back());
       jobs.push_back({srun_command(nodes, o_.job, json_paths.back()), stem + ".log"});
@@ -117,7 +125,9 @@ class Sweep {
     const char* kind = phase == Phase::group ? "group" : "pair";
     const auto ends = run_bounded(
         jobs, o_.job.pair_timeout_s,
-        [&](std::size_t i) { progress(std::string(to_string(phase)) + ": " + kind + " " + join(batch[i], "+") + " started (log " + jobs[i].log_path + ")"); },
+        [&](std::size_t i) {
+          progress(std::string(to_string(phase)) + ": " + kind + " " + join(batch[i], "+") + " started (log " + jobs[i].log_path + ")");
+        },
         [&](std::size_t i, const JobEnd& end) {
           SweepRun run = judge_job(batch[i], phase, end.exit_code, end.timed_out, end.seconds, read_text(jobs[i].log_path).value_or(""),
                                    read_text(json_paths[i]));
@@ -146,7 +156,9 @@ std::vector<std::vector<std::string>> as_batch(const std::vector<NodePair>& pair
 
 void run_scontrol(const std::vector<std::string>& argv) {
   const auto [status, output] = run_capture(argv);
-  if (status != 0) throw std::runtime_error(shell_line(argv) + " failed (exit " + std::to_string(status) + "): " + quote_bounded(output, 300) + " (drain and resume need a Slurm admin: run as root or SlurmUser)");
+  if (status != 0)
+    throw std::runtime_error(shell_line(argv) + " failed (exit " + std::to_string(status) + "): " + quote_bounded(output, 300) +
+                             " (drain and resume need a Slurm admin: run as root or SlurmUser)");
 }
 
 std::string default_work_dir() {
@@ -156,9 +168,9 @@ std::string default_work_dir() {
   return std::string("gpudirect-health-") + stamp;
 }
 
-int sweep_and_report(const HealthOptions& o, const std::string& work_dir, const std::vector<NodeState>& states, const std::vector<std::string>& usable,
-                     std::vector<NodeVerdict> skipped, std::optional<double> given, const std::set<std::string>& resumed_for_test,
-                     std::map<std::string, std::string> old_reason);
+int sweep_and_report(const HealthOptions& o, const std::string& work_dir, const std::vector<NodeState>& states,
+                     const std::vector<std::string>& usable, std::vector<NodeVerdict> skipped, std::optional<double> given,
+                     const std::set<std::string>& resumed_for_test, std::map<std::string, std::string> old_reason);
 
 int run_health(HealthOptions o) {
   if (o.partition.empty() && o.nodelist.empty()) throw UsageError("give --partition P or --nodelist LIST (the nodes to sweep)");
@@ -192,7 +204,8 @@ int run_health(HealthOptions o) {
   std::vector<std::string> usable;
   std::vector<NodeVerdict> skipped;
   for (const NodeState& n : states) {
-    if (n.usable) usable.push_back(n.node);
+    if (n.usable)
+      usable.push_back(n.node);
     else {
       progress("skipping " + n.node + ": " + n.state + (n.reason.empty() || n.reason == "none" ? "" : " (" + n.reason + ")"));
       NodeVerdict v;
@@ -226,15 +239,16 @@ int run_health(HealthOptions o) {
   }
 }
 
-int sweep_and_report(const HealthOptions& o, const std::string& work_dir, const std::vector<NodeState>& states, const std::vector<std::string>& usable,
-                     std::vector<NodeVerdict> skipped, std::optional<double> given, const std::set<std::string>& resumed_for_test,
-                     std::map<std::string, std::string> old_reason) {
+int sweep_and_report(const HealthOptions& o, const std::string& work_dir, const std::vector<NodeState>& states,
+                     const std::vector<std::string>& usable, std::vector<NodeVerdict> skipped, std::optional<double> given,
+                     const std::set<std::string>& resumed_for_test, std::map<std::string, std::string> old_reason) {
   progress("sweeping " + std::to_string(usable.size()) + " nodes (" + std::to_string(skipped.size()) + " skipped); logs in " + work_dir);
 
   Sweep sweep(o, work_dir);
   const FirstPass first = first_pass_pairs(usable);
   sweep.run_batch(as_batch(first.pairs), Phase::first_pass);
-  if (!sweep.runs().empty() && std::none_of(sweep.runs().begin(), sweep.runs().end(), [](const SweepRun& r) { return r.outcome == Outcome::measured; }))
+  if (!sweep.runs().empty() &&
+      std::none_of(sweep.runs().begin(), sweep.runs().end(), [](const SweepRun& r) { return r.outcome == Outcome::measured; }))
     progress("no pair measured anything: when every job fails the same way the job options are more likely wrong than the nodes (first: " +
              sweep.runs().front().detail + "; logs in " + work_dir + ")");
   SweepResult result;
@@ -258,15 +272,18 @@ int sweep_and_report(const HealthOptions& o, const std::string& work_dir, const 
 
   // Drain lines for the bad nodes; nodes we resumed for the test that still do not pass go back.
   for (const NodeVerdict& v : verdicts) {
-    if (v.verdict == Verdict::bad) result.drains.emplace_back(v.node, drain_reason(sweep.runs()[*v.evidence], v.node, result.threshold.gbps));
-    else if (resumed_for_test.count(v.node) && v.verdict != Verdict::good) result.drains.emplace_back(v.node, old_reason[v.node]);
+    if (v.verdict == Verdict::bad)
+      result.drains.emplace_back(v.node, drain_reason(sweep.runs()[*v.evidence], v.node, result.threshold.gbps));
+    else if (resumed_for_test.count(v.node) && v.verdict != Verdict::good)
+      result.drains.emplace_back(v.node, old_reason[v.node]);
   }
   result.nodes = verdicts;
   for (auto& v : skipped) result.nodes.push_back(std::move(v));
   // In the order Slurm (or --nodelist) gave them.
   std::map<std::string, std::size_t> order;
   for (std::size_t i = 0; i < states.size(); ++i) order[states[i].node] = i;
-  std::stable_sort(result.nodes.begin(), result.nodes.end(), [&](const NodeVerdict& a, const NodeVerdict& b) { return order[a.node] < order[b.node]; });
+  std::stable_sort(result.nodes.begin(), result.nodes.end(),
+                   [&](const NodeVerdict& a, const NodeVerdict& b) { return order[a.node] < order[b.node]; });
   result.runs = std::move(sweep.runs());
   result.timestamp = static_cast<long long>(std::time(nullptr));
 
@@ -285,7 +302,9 @@ int sweep_and_report(const HealthOptions& o, const std::string& work_dir, const 
   };
   output(o.json, [&] { write_text(o.json, report_json(result).dump(2) + "\n", "--json file"); });
   output(o.svg, [&] {
-    write_text(o.svg, heat_map_svg(result.nodes, result.runs, result.threshold.gbps, "gpudirect health: all_gather busbw per node pair and group"), "--svg file");
+    write_text(o.svg,
+               heat_map_svg(result.nodes, result.runs, result.threshold.gbps, "gpudirect health: all_gather busbw per node pair and group"),
+               "--svg file");
   });
   output(o.metrics_file, [&] { health_metrics(result).write(o.metrics_file); });
 
@@ -297,7 +316,8 @@ int sweep_and_report(const HealthOptions& o, const std::string& work_dir, const 
   if (!o.drain && !result.drains.empty() && result.drains.size() > resumed_for_test.size())
     progress("run again with --drain to drain the bad nodes, or run the scontrol lines above");
   for (const std::string& node : resumed_for_test)
-    if (std::any_of(result.nodes.begin(), result.nodes.end(), [&](const NodeVerdict& v) { return v.node == node && v.verdict == Verdict::good; }))
+    if (std::any_of(result.nodes.begin(), result.nodes.end(),
+                    [&](const NodeVerdict& v) { return v.node == node && v.verdict == Verdict::good; }))
       progress("resumed " + node + ": it passes now");
 
   const auto bad = nodes_with(result.nodes, Verdict::bad), unsure = nodes_with(result.nodes, Verdict::suspect);
@@ -320,20 +340,26 @@ int sweep_and_report(const HealthOptions& o, const std::string& work_dir, const 
 
 void register_health(CLI::App& app, CommandContext& context) {
   auto o = std::make_shared<HealthOptions>();
-  CLI::App* health = app.add_subcommand("health",
+  CLI::App* health = app.add_subcommand(
+      "health",
       "Sweep a partition or node list for bad nodes, with Slurm as the engine: disjoint node pairs each run "
       "`srun -N2 -w A,B ... gpudirect-launch bench all_gather`, all at once; each node of a failing pair then runs "
       "with a node that passed, so the verdict names the bad node (one that fails with a good peer too). Down, drained "
       "and not responding nodes are skipped and reported. A pair runs at most --pair-timeout seconds. Prints a table "
       "(node, pairs, verdict, busbw per pair) and, for every bad node, the scontrol line that drains it. Threshold: "
-      "--threshold, else --machine-type's (" + known_machine_types() + ", all_gather 2G-8G between 2 nodes as Google's "
-      "cluster-health-scanner), else --median-factor x the median busbw of the sweep's pairs. "
-      "Exit codes: 0 every swept node passed, 7 bad or suspect nodes found, 1 the sweep could not run or a node could "
-      "not be measured, 6 usage.");
+      "--threshold, else --machine-type's (" +
+          known_machine_types() +
+          ", all_gather 2G-8G between 2 nodes as Google's "
+          "cluster-health-scanner), else --median-factor x the median busbw of the sweep's pairs. "
+          "Exit codes: 0 every swept node passed, 7 bad or suspect nodes found, 1 the sweep could not run or a node could "
+          "not be measured, 6 usage.");
   health->add_option("-p,--partition", o->partition, "sweep the nodes of this partition");
-  health->add_option("--nodelist", o->nodelist, "sweep these nodes (Slurm host list, e.g. a3mega-[001-064]); with --partition: those in it");
-  health->add_option("--ntasks-per-node", o->job.tasks_per_node, "ranks per node (default 8: one per GPU of an A3 node)")->check(CLI::Range(1, 1024));
-  health->add_option("--gpus-per-task", o->job.gpus_per_task, "GPUs per rank (default 1; 0: do not ask srun for GPUs)")->check(CLI::Range(0, 64));
+  health->add_option("--nodelist", o->nodelist,
+                     "sweep these nodes (Slurm host list, e.g. a3mega-[001-064]); with --partition: those in it");
+  health->add_option("--ntasks-per-node", o->job.tasks_per_node, "ranks per node (default 8: one per GPU of an A3 node)")
+      ->check(CLI::Range(1, 1024));
+  health->add_option("--gpus-per-task", o->job.gpus_per_task, "GPUs per rank (default 1; 0: do not ask srun for GPUs)")
+      ->check(CLI::Range(0, 64));
   health->add_option("--gpu-direct", o->job.gpu_direct, "pass --gpu-direct=MODE to srun (the plugin's mode, e.g. tcpxo on A3 Mega)");
   health->add_option("--srun-arg", o->job.srun_args, "one more srun option, as given (repeat it): e.g. --srun-arg=--reservation=maint");
   health->add_option("--launcher", o->job.launcher, "gpudirect-launch as the nodes see it (default: this binary's path)");
@@ -343,23 +369,37 @@ void register_health(CLI::App& app, CommandContext& context) {
   health->add_option("-n,--iters", o->job.iters, "bench's timed iterations per size (default 20)")->check(CLI::Range(1, 1000000000));
   health->add_option("-w,--warmup_iters", o->job.warmup, "bench's untimed iterations first (default 5)")->check(CLI::Range(0, 1000000000));
   health->add_option("--bench-arg", o->job.bench_args, "one more bench option, as given (repeat it): e.g. --bench-arg=--backend=nccl");
-  health->add_option("--pair-timeout", o->job.pair_timeout_s, "seconds a pair (or group) job may take, queueing included, before it is ended "
-                     "and counted failed (default 300)")->check(CLI::Range(1.0, 86400.0));
-  health->add_flag("--groups", o->groups, "after the pairs, run the nodes that passed in growing disjoint groups (4, 8, 16 ...): reported, "
+  health
+      ->add_option("--pair-timeout", o->job.pair_timeout_s,
+                   "seconds a pair (or group) job may take, queueing included, before it is ended "
+                   "and counted failed (default 300)")
+      ->check(CLI::Range(1.0, 86400.0));
+  health->add_flag("--groups", o->groups,
+                   "after the pairs, run the nodes that passed in growing disjoint groups (4, 8, 16 ...): reported, "
                    "never drained (a slow group does not name its node)");
   health->add_option("--machine-type", o->machine_type, "the nodes' machine type, for its known threshold: " + known_machine_types());
   health->add_option("--threshold", o->threshold, "a pair passes at or above this all_gather busbw, GB/s")->check(CLI::Range(0.0, 1e9));
-  health->add_option("--median-factor", o->median_factor, "without --threshold or --machine-type: a pair passes at or above this x the "
-                     "median busbw of the first pass (default 0.7)")->check(CLI::Range(0.01, 1.0));
+  health
+      ->add_option("--median-factor", o->median_factor,
+                   "without --threshold or --machine-type: a pair passes at or above this x the "
+                   "median busbw of the first pass (default 0.7)")
+      ->check(CLI::Range(0.01, 1.0));
   health->add_option("--json", o->json, "write nodes, verdicts, every run and the threshold as JSON to this file");
-  health->add_option("--svg", o->svg, "write the sweep as an SVG heat map to this file (open it in a browser): a tile per node with its pairs, a bar per --groups group");
-  health->add_option("--metrics-file", o->metrics_file, "write per node busbw, verdict and the sweep's time in the Prometheus text "
-                     "format to this file, for node_exporter's textfile collector (e.g. /var/lib/node_exporter/textfile/gpudirect_health.prom); "
-                     "with --machine-type every sample is labelled machine_type");
-  health->add_option("--work-dir", o->work_dir, "each job's log and bench JSON go here; on a real cluster a directory the nodes share "
+  health->add_option(
+      "--svg", o->svg,
+      "write the sweep as an SVG heat map to this file (open it in a browser): a tile per node with its pairs, a bar per --groups group");
+  health->add_option(
+      "--metrics-file", o->metrics_file,
+      "write per node busbw, verdict and the sweep's time in the Prometheus text "
+      "format to this file, for node_exporter's textfile collector (e.g. /var/lib/node_exporter/textfile/gpudirect_health.prom); "
+      "with --machine-type every sample is labelled machine_type");
+  health->add_option("--work-dir", o->work_dir,
+                     "each job's log and bench JSON go here; on a real cluster a directory the nodes share "
                      "(default ./gpudirect-health-DATE-TIME)");
-  health->add_flag("--drain", o->drain, "drain the bad nodes (scontrol update ... state=drain, reason \"gpudirect health: ...\"); needs a Slurm admin");
-  health->add_flag("--resume", o->resume, "also measure the nodes we drained before (reason starts with \"gpudirect health:\"): they are "
+  health->add_flag("--drain", o->drain,
+                   "drain the bad nodes (scontrol update ... state=drain, reason \"gpudirect health: ...\"); needs a Slurm admin");
+  health->add_flag("--resume", o->resume,
+                   "also measure the nodes we drained before (reason starts with \"gpudirect health:\"): they are "
                    "resumed for the sweep, stay in service if they pass and are drained again if not; keep jobs off them meanwhile with "
                    "a maintenance reservation (--srun-arg=--reservation=NAME)");
   health->callback([o, &context] {

@@ -32,7 +32,8 @@ metrics::PrometheusTextfile health_metrics(const SweepResult& result) {
       if (run.outcome == Outcome::measured) best = std::max(best.value_or(run.busbw), run.busbw);
     }
     if (best) file.add("gpudirect_health_node_busbw_gbps", with({{"node", node.node}}), *best);
-    file.add("gpudirect_health_node_passed", with({{"node", node.node}, {"verdict", to_string(node.verdict)}}), node.verdict == Verdict::good ? 1 : 0);
+    file.add("gpudirect_health_node_passed", with({{"node", node.node}, {"verdict", to_string(node.verdict)}}),
+             node.verdict == Verdict::good ? 1 : 0);
     file.add("gpudirect_health_node_pairs", with({{"node", node.node}}), static_cast<double>(node.runs.size()));
     if (node.verdict == Verdict::bad) ++bad;
   }

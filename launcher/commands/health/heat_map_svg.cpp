@@ -14,11 +14,20 @@ std::string escape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
     }
   }
   return out;
@@ -51,7 +60,9 @@ RunLook look(const SweepRun& run, double threshold) {
   for (const std::string& node : run.nodes) names += (names.empty() ? "" : " + ") + node;
   RunLook out;
   out.fill = measured ? colour(threshold > 0 ? run.busbw / threshold : 1) : "#303030";
-  out.tip = names + ": " + (measured ? short_number(run.busbw) + " GB/s" : std::string(to_string(run.outcome)) + (run.detail.empty() ? "" : " (" + run.detail + ")")) +
+  out.tip = names + ": " +
+            (measured ? short_number(run.busbw) + " GB/s"
+                      : std::string(to_string(run.outcome)) + (run.detail.empty() ? "" : " (" + run.detail + ")")) +
             " (" + to_string(run.phase) + ")";
   out.label = measured ? short_number(run.busbw) : std::string("x ") + to_string(run.outcome);
   out.dark_text = measured && run.busbw >= threshold;
@@ -60,9 +71,12 @@ RunLook look(const SweepRun& run, double threshold) {
 
 const char* verdict_colour(Verdict verdict) {
   switch (verdict) {
-    case Verdict::good: return "#2e9e3e";
-    case Verdict::bad: return "#c00000";
-    default: return "#c09000";  // suspect, untested: undecided
+    case Verdict::good:
+      return "#2e9e3e";
+    case Verdict::bad:
+      return "#c00000";
+    default:
+      return "#c09000";  // suspect, untested: undecided
   }
 }
 
@@ -84,7 +98,10 @@ std::string heat_map_svg(const std::vector<NodeVerdict>& nodes, const std::vecto
   // Groups by size, each row in the nodes' order (runs are appended as their jobs end).
   std::map<std::string, std::size_t> position;
   for (std::size_t i = 0; i < nodes.size(); ++i) position.emplace(nodes[i].node, i);
-  const auto first_node = [&](const SweepRun* run) { const auto at = position.find(run->nodes.front()); return at == position.end() ? nodes.size() : at->second; };
+  const auto first_node = [&](const SweepRun* run) {
+    const auto at = position.find(run->nodes.front());
+    return at == position.end() ? nodes.size() : at->second;
+  };
   std::map<std::size_t, std::vector<const SweepRun*>> groups;
   std::size_t group_nodes = 1;
   for (const SweepRun& run : runs)
@@ -100,8 +117,8 @@ std::string heat_map_svg(const std::vector<NodeVerdict>& nodes, const std::vecto
 
   std::ostringstream svg;
   svg << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-      << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height << "\" viewBox=\"0 0 " << width << ' ' << height
-      << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
+      << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height << "\" viewBox=\"0 0 " << width << ' '
+      << height << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
       << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       << "<text x=\"" << left << "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" << escape(title) << "</text>\n";
 
@@ -112,21 +129,22 @@ std::string heat_map_svg(const std::vector<NodeVerdict>& nodes, const std::vecto
     const int x = left + static_cast<int>(i) % columns * (tile_w + gap), y = top + static_cast<int>(i) / columns * (tile_h + gap);
     svg << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << tile_w << "\" height=\"" << tile_h
         << "\" fill=\"#f6f6f6\" stroke=\"#d0d0d0\"/>\n"
-        << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"6\" height=\"" << tile_h << "\" fill=\"" << verdict_colour(n.verdict) << "\"/>\n"
-        << "<text x=\"" << x + 12 << "\" y=\"" << y + 17 << "\" font-weight=\"bold\" fill=\"" << (n.verdict == Verdict::bad ? "#c00000" : "black")
-        << "\">" << escape(n.node) << "</text>\n"
-        << "<text x=\"" << x + tile_w - 6 << "\" y=\"" << y + 17 << "\" text-anchor=\"end\" font-size=\"11\" fill=\"" << verdict_colour(n.verdict)
-        << "\">" << to_string(n.verdict) << "</text>\n";
+        << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"6\" height=\"" << tile_h << "\" fill=\"" << verdict_colour(n.verdict)
+        << "\"/>\n"
+        << "<text x=\"" << x + 12 << "\" y=\"" << y + 17 << "\" font-weight=\"bold\" fill=\""
+        << (n.verdict == Verdict::bad ? "#c00000" : "black") << "\">" << escape(n.node) << "</text>\n"
+        << "<text x=\"" << x + tile_w - 6 << "\" y=\"" << y + 17 << "\" text-anchor=\"end\" font-size=\"11\" fill=\""
+        << verdict_colour(n.verdict) << "\">" << to_string(n.verdict) << "</text>\n";
     int line = 0;
     for (const std::size_t r : n.runs) {
       const SweepRun& run = runs[r];
       const RunLook l = look(run, threshold);
       const int ly = y + 24 + line++ * line_h;
-      svg << "<g><title>" << escape(l.tip) << "</title><rect x=\"" << x + 12 << "\" y=\"" << ly << "\" width=\"" << tile_w - 18 << "\" height=\""
-          << line_h - 2 << "\" fill=\"" << l.fill << "\"/><text x=\"" << x + 16 << "\" y=\"" << ly + 11 << "\" font-size=\"11\" fill=\""
-          << (l.dark_text ? "black" : "white") << "\">" << escape(peer_of(run, n.node)) << "</text><text x=\"" << x + tile_w - 10 << "\" y=\""
-          << ly + 11 << "\" text-anchor=\"end\" font-size=\"11\" fill=\"" << (l.dark_text ? "black" : "white") << "\">" << escape(l.label)
-          << "</text></g>\n";
+      svg << "<g><title>" << escape(l.tip) << "</title><rect x=\"" << x + 12 << "\" y=\"" << ly << "\" width=\"" << tile_w - 18
+          << "\" height=\"" << line_h - 2 << "\" fill=\"" << l.fill << "\"/><text x=\"" << x + 16 << "\" y=\"" << ly + 11
+          << "\" font-size=\"11\" fill=\"" << (l.dark_text ? "black" : "white") << "\">" << escape(peer_of(run, n.node))
+          << "</text><text x=\"" << x + tile_w - 10 << "\" y=\"" << ly + 11 << "\" text-anchor=\"end\" font-size=\"11\" fill=\""
+          << (l.dark_text ? "black" : "white") << "\">" << escape(l.label) << "</text></g>\n";
     }
   }
 
@@ -144,8 +162,9 @@ std::string heat_map_svg(const std::vector<NodeVerdict>& nodes, const std::vecto
       svg << "<g class=\"group\"><title>" << escape(l.tip) << "</title><rect x=\"" << left + static_cast<int>(at) << "\" y=\"" << y
           << "\" width=\"" << std::max(1, static_cast<int>(w) - 2) << "\" height=\"" << group_h << "\" fill=\"" << l.fill << "\"/>";
       if (w >= 44)
-        svg << "<text x=\"" << left + static_cast<int>(at + w / 2) << "\" y=\"" << y + 15 << "\" text-anchor=\"middle\" font-size=\"11\" fill=\""
-            << (l.dark_text ? "black" : "white") << "\">" << escape(run->outcome == Outcome::measured ? l.label : std::string("x")) << "</text>";
+        svg << "<text x=\"" << left + static_cast<int>(at + w / 2) << "\" y=\"" << y + 15
+            << "\" text-anchor=\"middle\" font-size=\"11\" fill=\"" << (l.dark_text ? "black" : "white") << "\">"
+            << escape(run->outcome == Outcome::measured ? l.label : std::string("x")) << "</text>";
       svg << "</g>\n";
       at += w;
     }
@@ -153,12 +172,12 @@ std::string heat_map_svg(const std::vector<NodeVerdict>& nodes, const std::vecto
 
   // Colour scale: 0 .. threshold .. 1.5 x threshold.
   const int scale_w = 300;
-  svg << "<text x=\"" << left << "\" y=\"" << scale_y - 8 << "\">all_gather bus bandwidth, GB/s (threshold " << escape(short_number(threshold))
-      << "; dark x: the job failed or timed out; hover for the numbers)</text>\n";
+  svg << "<text x=\"" << left << "\" y=\"" << scale_y - 8 << "\">all_gather bus bandwidth, GB/s (threshold "
+      << escape(short_number(threshold)) << "; dark x: the job failed or timed out; hover for the numbers)</text>\n";
   for (int k = 0; k < 30; ++k) {
     const double ratio = 1.5 * k / 29.0;
-    svg << "<rect x=\"" << left + k * scale_w / 30 << "\" y=\"" << scale_y << "\" width=\"" << scale_w / 30 + 1 << "\" height=\"16\" fill=\""
-        << colour(ratio) << "\"/>\n";
+    svg << "<rect x=\"" << left + k * scale_w / 30 << "\" y=\"" << scale_y << "\" width=\"" << scale_w / 30 + 1
+        << "\" height=\"16\" fill=\"" << colour(ratio) << "\"/>\n";
   }
   for (const double ratio : {0.0, 1.0, 1.5})
     svg << "<text x=\"" << left + static_cast<int>(ratio / 1.5 * scale_w) << "\" y=\"" << scale_y + 32 << "\" text-anchor=\"middle\">"

@@ -37,7 +37,8 @@ std::vector<NodeState> parse_sinfo_nodes(std::string_view text) {
     if (line.empty()) continue;
     const auto fields = split(line, '|');
     if (fields.size() < 3 || trim(fields[0]).empty())
-      throw std::invalid_argument("sinfo printed '" + quote_bounded(line, 120) + "', expected NODE|STATE|REASON (format " + std::string(kSinfoFormat) + ")");
+      throw std::invalid_argument("sinfo printed '" + quote_bounded(line, 120) + "', expected NODE|STATE|REASON (format " +
+                                  std::string(kSinfoFormat) + ")");
     NodeState node{std::string(trim(fields[0])), std::string(trim(fields[1])), ""};
     // The reason may itself contain '|': it is everything after the second separator.
     node.reason = std::string(trim(line.substr(fields[0].size() + fields[1].size() + 2)));

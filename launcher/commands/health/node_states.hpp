@@ -12,9 +12,9 @@ inline constexpr std::string_view kSinfoFormat = "%N|%T|%E";
 
 struct NodeState {
   std::string node;
-  std::string state;   // as sinfo gives it: "idle", "drained", "down*", "mixed"
-  std::string reason;  // Slurm's reason ("none" when there is none)
-  bool usable = false; // idle, allocated, mixed, completing or planned, and responding
+  std::string state;    // as sinfo gives it: "idle", "drained", "down*", "mixed"
+  std::string reason;   // Slurm's reason ("none" when there is none)
+  bool usable = false;  // idle, allocated, mixed, completing or planned, and responding
 };
 
 // One entry per node in sinfo's order (a node listed in several partitions once). Throws

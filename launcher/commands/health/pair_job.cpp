@@ -28,21 +28,18 @@ std::string failure_line(const std::string& log) {
 
 std::vector<std::string> srun_command(const std::vector<std::string>& nodes, const JobOptions& o, const std::string& json_path) {
   const long minutes = std::max(1L, static_cast<long>(std::ceil(o.pair_timeout_s / 60.0)) + 1);
-  std::vector<std::string> argv{"srun",
-                                "--nodes=" + std::to_string(nodes.size()),
-                                "--nodelist=" + join(nodes, ","),
+  std::vector<std::string> argv{"srun", "--nodes=" + std::to_string(nodes.size()), "--nodelist=" + join(nodes, ","),
                                 // --ntasks too: inside an allocation srun would take salloc's SLURM_NTASKS.
                                 "--ntasks=" + std::to_string(nodes.size() * static_cast<std::size_t>(o.tasks_per_node)),
-                                "--ntasks-per-node=" + std::to_string(o.tasks_per_node),
-                                "--job-name=" + o.job_name,
-                                "--time=" + std::to_string(minutes),
-                                "--kill-on-bad-exit=1"};
+                                "--ntasks-per-node=" + std::to_string(o.tasks_per_node), "--job-name=" + o.job_name,
+                                "--time=" + std::to_string(minutes), "--kill-on-bad-exit=1"};
   if (o.gpus_per_task > 0) argv.push_back("--gpus-per-task=" + std::to_string(o.gpus_per_task));
   if (!o.gpu_direct.empty()) argv.push_back("--gpu-direct=" + o.gpu_direct);
   argv.insert(argv.end(), o.srun_args.begin(), o.srun_args.end());
-  for (const std::string& item : {o.launcher, std::string("--timeout"), plain_number(o.bench_timeout_s), std::string("bench"), std::string("all_gather"),
-                                  std::string("-b"), o.min_bytes, std::string("-e"), o.max_bytes, std::string("-f"), o.step_factor,
-                                  std::string("-n"), std::to_string(o.iters), std::string("-w"), std::to_string(o.warmup)})
+  for (const std::string& item :
+       {o.launcher, std::string("--timeout"), plain_number(o.bench_timeout_s), std::string("bench"), std::string("all_gather"),
+        std::string("-b"), o.min_bytes, std::string("-e"), o.max_bytes, std::string("-f"), o.step_factor, std::string("-n"),
+        std::to_string(o.iters), std::string("-w"), std::to_string(o.warmup)})
     argv.push_back(item);
   argv.insert(argv.end(), o.bench_args.begin(), o.bench_args.end());
   argv.push_back("--json");
@@ -53,7 +50,9 @@ std::vector<std::string> srun_command(const std::vector<std::string>& nodes, con
 std::string shell_line(const std::vector<std::string>& argv) {
   std::string out;
   for (const std::string& arg : argv) {
-    const bool plain = !arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-=.,/:+%@[]") == std::string::npos;
+    const bool plain =
+        !arg.empty() &&
+        arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-=.,/:+%@[]") == std::string::npos;
     std::string quoted = arg;
     if (!plain) {
       quoted = "'";
@@ -92,15 +91,16 @@ bool waited_for_resources(const std::string& srun_output) {
          srun_output.find("has been allocated resources") == std::string::npos;
 }
 
-SweepRun judge_job(std::vector<std::string> nodes, Phase phase, int exit_code, bool timed_out, double seconds,
-                   const std::string& log, const std::optional<std::string>& json_text) {
+SweepRun judge_job(std::vector<std::string> nodes, Phase phase, int exit_code, bool timed_out, double seconds, const std::string& log,
+                   const std::optional<std::string>& json_text) {
   SweepRun run;
   run.nodes = std::move(nodes);
   run.phase = phase;
   run.seconds = seconds;
   if (timed_out) {
     run.outcome = waited_for_resources(log) ? Outcome::not_started : Outcome::timed_out;
-    run.detail = run.outcome == Outcome::not_started ? "still queued for the nodes (busy?)" : "killed after " + plain_number(std::round(seconds)) + " s";
+    run.detail = run.outcome == Outcome::not_started ? "still queued for the nodes (busy?)"
+                                                     : "killed after " + plain_number(std::round(seconds)) + " s";
     return run;
   }
   std::optional<BenchResult> result;
@@ -112,7 +112,8 @@ SweepRun judge_job(std::vector<std::string> nodes, Phase phase, int exit_code, b
     return run;
   }
   run.outcome = Outcome::failed;
-  if (result && result->wrong > 0) run.detail = std::to_string(result->wrong) + " wrong values";
+  if (result && result->wrong > 0)
+    run.detail = std::to_string(result->wrong) + " wrong values";
   else {
     const std::string why = failure_line(log);
     run.detail = "exit " + std::to_string(exit_code) + (why.empty() ? "" : ": " + quote_bounded(why, 160));

@@ -12,17 +12,17 @@
 namespace gpudirect::launcher::health {
 
 struct JobOptions {
-  std::string launcher;                  // gpudirect-launch as the nodes see it
+  std::string launcher;  // gpudirect-launch as the nodes see it
   int tasks_per_node = 8;
-  int gpus_per_task = 1;                 // 0: no --gpus-per-task
-  std::string gpu_direct;                // "" : no --gpu-direct
-  std::vector<std::string> srun_args;    // passed to srun as given
+  int gpus_per_task = 1;               // 0: no --gpus-per-task
+  std::string gpu_direct;              // "" : no --gpu-direct
+  std::vector<std::string> srun_args;  // passed to srun as given
   std::string min_bytes = "2G", max_bytes = "8G";
   std::string step_factor = "2";
   int iters = 20, warmup = 5;
-  std::vector<std::string> bench_args;   // passed to bench as given
-  double bench_timeout_s = 60;           // gpudirect-launch --timeout: a silent rank ends the job
-  double pair_timeout_s = 300;           // also Slurm's --time for the job, rounded up to minutes
+  std::vector<std::string> bench_args;  // passed to bench as given
+  double bench_timeout_s = 60;          // gpudirect-launch --timeout: a silent rank ends the job
+  double pair_timeout_s = 300;          // also Slurm's --time for the job, rounded up to minutes
   std::string job_name = "gpudirect-health";
 };
 
@@ -46,7 +46,7 @@ bool waited_for_resources(const std::string& srun_output);
 
 // The SweepRun of a finished job: exit status (-1 when killed by the timeout), its log (srun's
 // stdout and stderr), and bench's JSON if readable.
-SweepRun judge_job(std::vector<std::string> nodes, Phase phase, int exit_code, bool timed_out, double seconds,
-                   const std::string& log, const std::optional<std::string>& json_text);
+SweepRun judge_job(std::vector<std::string> nodes, Phase phase, int exit_code, bool timed_out, double seconds, const std::string& log,
+                   const std::optional<std::string>& json_text);
 
 }  // namespace gpudirect::launcher::health

@@ -22,7 +22,8 @@ std::vector<std::vector<NodePair>> second_pass_rounds(const std::vector<std::str
 std::vector<std::vector<std::string>> groups_of(const std::vector<std::string>& nodes, std::size_t size) {
   std::vector<std::vector<std::string>> groups;
   if (size == 0) return groups;
-  for (std::size_t i = 0; i + size <= nodes.size(); i += size) groups.emplace_back(nodes.begin() + static_cast<long>(i), nodes.begin() + static_cast<long>(i + size));
+  for (std::size_t i = 0; i + size <= nodes.size(); i += size)
+    groups.emplace_back(nodes.begin() + static_cast<long>(i), nodes.begin() + static_cast<long>(i + size));
   return groups;
 }
 

@@ -30,8 +30,8 @@ std::string report_table(const SweepResult& result) {
   for (const NodeVerdict& n : result.nodes) width = std::max(width, n.node.size());
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line, "# gpudirect health: all_gather bus bandwidth threshold %s GB/s (%s)\n", short_number(result.threshold.gbps).c_str(),
-                result.threshold.source.c_str());
+  std::snprintf(line, sizeof line, "# gpudirect health: all_gather bus bandwidth threshold %s GB/s (%s)\n",
+                short_number(result.threshold.gbps).c_str(), result.threshold.source.c_str());
   out += line;
   std::snprintf(line, sizeof line, "%-*s  %5s  %-8s  %s\n", static_cast<int>(width), "node", "pairs", "verdict", "busbw per pair");
   out += line;
@@ -57,8 +57,11 @@ std::string report_table(const SweepResult& result) {
 nlohmann::json report_json(const SweepResult& result) {
   nlohmann::json runs = nlohmann::json::array();
   for (const SweepRun& run : result.runs) {
-    nlohmann::json entry{{"nodes", run.nodes}, {"phase", to_string(run.phase)}, {"outcome", to_string(run.outcome)},
-                         {"seconds", run.seconds}, {"passed", passes(run, result.threshold.gbps)}};
+    nlohmann::json entry{{"nodes", run.nodes},
+                         {"phase", to_string(run.phase)},
+                         {"outcome", to_string(run.outcome)},
+                         {"seconds", run.seconds},
+                         {"passed", passes(run, result.threshold.gbps)}};
     if (run.outcome == Outcome::measured) entry["busbw"] = run.busbw;
     if (!run.detail.empty()) entry["detail"] = run.detail;
     runs.push_back(std::move(entry));

@@ -17,9 +17,9 @@ struct SweepResult {
   std::vector<NodeVerdict> nodes;  // every node asked for, skipped ones included
   std::vector<SweepRun> runs;      // pairs of both passes, then groups
   Threshold threshold;
-  std::string machine_type;        // --machine-type, empty when not given
+  std::string machine_type;                                 // --machine-type, empty when not given
   std::vector<std::pair<std::string, std::string>> drains;  // bad node -> reason
-  long long timestamp = 0;         // Unix seconds when the sweep ended
+  long long timestamp = 0;                                  // Unix seconds when the sweep ended
 };
 
 // "node2 0.41 GB/s, node3 timed out" for one node's pairs.

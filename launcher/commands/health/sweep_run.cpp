@@ -4,19 +4,26 @@ namespace gpudirect::launcher::health {
 
 const char* to_string(Outcome outcome) {
   switch (outcome) {
-    case Outcome::measured: return "measured";
-    case Outcome::failed: return "failed";
-    case Outcome::timed_out: return "timed out";
-    case Outcome::not_started: return "not started";
+    case Outcome::measured:
+      return "measured";
+    case Outcome::failed:
+      return "failed";
+    case Outcome::timed_out:
+      return "timed out";
+    case Outcome::not_started:
+      return "not started";
   }
   return "?";
 }
 
 const char* to_string(Phase phase) {
   switch (phase) {
-    case Phase::first_pass: return "pairs";
-    case Phase::second_pass: return "second pass";
-    case Phase::group: return "group";
+    case Phase::first_pass:
+      return "pairs";
+    case Phase::second_pass:
+      return "second pass";
+    case Phase::group:
+      return "group";
   }
   return "?";
 }

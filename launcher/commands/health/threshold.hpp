@@ -28,7 +28,6 @@ double median_busbw(const std::vector<SweepRun>& runs);
 
 // --threshold wins, then --machine-type, then `factor` x the median of the measured runs.
 // Throws std::invalid_argument for an unknown machine type, naming the known ones.
-Threshold choose_threshold(std::optional<double> given, const std::string& machine_type, double factor,
-                           const std::vector<SweepRun>& runs);
+Threshold choose_threshold(std::optional<double> given, const std::string& machine_type, double factor, const std::vector<SweepRun>& runs);
 
 }  // namespace gpudirect::launcher::health

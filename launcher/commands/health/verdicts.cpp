@@ -6,11 +6,16 @@ namespace gpudirect::launcher::health {
 
 const char* to_string(Verdict verdict) {
   switch (verdict) {
-    case Verdict::good: return "good";
-    case Verdict::bad: return "bad";
-    case Verdict::suspect: return "suspect";
-    case Verdict::untested: return "untested";
-    case Verdict::skipped: return "skipped";
+    case Verdict::good:
+      return "good";
+    case Verdict::bad:
+      return "bad";
+    case Verdict::suspect:
+      return "suspect";
+    case Verdict::untested:
+      return "untested";
+    case Verdict::skipped:
+      return "skipped";
   }
   return "?";
 }
@@ -34,10 +39,14 @@ std::vector<NodeVerdict> judge_nodes(const std::vector<std::string>& nodes, cons
       judged = true;
       if (!passes(run, threshold) && good.count(peer_of(run, node))) v.evidence = i;  // the latest: the second pass was made to decide
     }
-    if (good.count(node)) v.verdict = Verdict::good;
-    else if (v.evidence) v.verdict = Verdict::bad;
-    else if (judged) v.verdict = Verdict::suspect;
-    else v.verdict = Verdict::untested;
+    if (good.count(node))
+      v.verdict = Verdict::good;
+    else if (v.evidence)
+      v.verdict = Verdict::bad;
+    else if (judged)
+      v.verdict = Verdict::suspect;
+    else
+      v.verdict = Verdict::untested;
     verdicts.push_back(std::move(v));
   }
   return verdicts;

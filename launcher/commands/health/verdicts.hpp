@@ -24,9 +24,9 @@ const char* to_string(Verdict verdict);
 struct NodeVerdict {
   std::string node;
   Verdict verdict = Verdict::untested;
-  std::vector<std::size_t> runs;          // indices into the sweep's runs (pairs only) that include the node
-  std::optional<std::size_t> evidence;    // bad: the latest failing run with a good peer, which proves it
-  std::string slurm_state;                // skipped: Slurm's state and reason
+  std::vector<std::size_t> runs;        // indices into the sweep's runs (pairs only) that include the node
+  std::optional<std::size_t> evidence;  // bad: the latest failing run with a good peer, which proves it
+  std::string slurm_state;              // skipped: Slurm's state and reason
 };
 
 // Verdicts for `nodes` (in that order) from the pair runs (group runs are ignored: a slow group

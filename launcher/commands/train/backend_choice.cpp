@@ -29,8 +29,8 @@ int default_threads(const bootstrap::LaunchContext& context) {
 }
 
 #ifdef GPUDIRECT_HAVE_CUDA_TRAINING
-void set_up_cuda(Training& t, const train::GptConfig& config, const train::TrainSettings& settings,
-                 train::DataSource& data, bootstrap::Session& session, const bootstrap::SessionOptions& session_options) {
+void set_up_cuda(Training& t, const train::GptConfig& config, const train::TrainSettings& settings, train::DataSource& data,
+                 bootstrap::Session& session, const bootstrap::SessionOptions& session_options) {
   const train::cuda::DeviceInfo device = train::cuda::select_device(session.context.local_rank);
   if (t.peak_flops <= 0) {
     if (device.peak_bf16_flops <= 0)
@@ -46,10 +46,12 @@ void set_up_cuda(Training& t, const train::GptConfig& config, const train::Train
     throw std::runtime_error("on " + session.context.hostname + " GPU " + std::to_string(device.index) + ": " + too_big);
   t.communicator = comm::make_communicator({"nccl", session_options.timeout, "gpudirect train"}, session);
   t.model = train::cuda::make_cuda_model(config);
-  t.trainer = std::make_unique<train::Trainer>(*t.model, data, settings, train::cuda::make_cuda_backend(*t.model, *t.communicator, settings));
-  t.model_description = "CUDA model (bf16 matmuls and activations, fp32 master weights and AdamW state; NOT YET VERIFIED ON A GPU, "
-                        "see tests/gpu/check_cuda_training.sh) on GPU " + std::to_string(device.index) + " [" + device.pci_bus + "] " +
-                        device.name;
+  t.trainer =
+      std::make_unique<train::Trainer>(*t.model, data, settings, train::cuda::make_cuda_backend(*t.model, *t.communicator, settings));
+  t.model_description =
+      "CUDA model (bf16 matmuls and activations, fp32 master weights and AdamW state; NOT YET VERIFIED ON A GPU, "
+      "see tests/gpu/check_cuda_training.sh) on GPU " +
+      std::to_string(device.index) + " [" + device.pci_bus + "] " + device.name;
 }
 #endif
 

@@ -20,10 +20,14 @@ using metrics::median;
 
 std::string format_count(double value) {
   char text[32];
-  if (value >= 1e9) std::snprintf(text, sizeof text, "%.2fG", value / 1e9);
-  else if (value >= 1e6) std::snprintf(text, sizeof text, "%.2fM", value / 1e6);
-  else if (value >= 1e3) std::snprintf(text, sizeof text, "%.1fK", value / 1e3);
-  else std::snprintf(text, sizeof text, "%.0f", value);
+  if (value >= 1e9)
+    std::snprintf(text, sizeof text, "%.2fG", value / 1e9);
+  else if (value >= 1e6)
+    std::snprintf(text, sizeof text, "%.2fM", value / 1e6);
+  else if (value >= 1e3)
+    std::snprintf(text, sizeof text, "%.1fK", value / 1e3);
+  else
+    std::snprintf(text, sizeof text, "%.0f", value);
   return text;
 }
 
@@ -90,26 +94,36 @@ void StepReporter::start(const RunStart& run) {
   if (!leader_) return;
   const double n_params = static_cast<double>(train::parameter_count(config_));
   const bool resumed = run.resumed_at >= 0;
-  std::printf("gpudirect train: %s model (L%d H%d C%d T%d V%d), %s parameters, %d rank(s) on %zu host(s), "
-              "micro-batch %d x grad-accum %d x %d ranks = %s tokens/step\n",
-              config_.preset.c_str(), config_.layers, config_.heads, config_.width, config_.seq_len, config_.vocab,
-              format_count(n_params).c_str(), ranks_, std::set<std::string>(hosts_.begin(), hosts_.end()).size(),
-              config_.micro_batch, config_.grad_accum, ranks_, format_count(tokens_per_step_).c_str());
+  std::printf(
+      "gpudirect train: %s model (L%d H%d C%d T%d V%d), %s parameters, %d rank(s) on %zu host(s), "
+      "micro-batch %d x grad-accum %d x %d ranks = %s tokens/step\n",
+      config_.preset.c_str(), config_.layers, config_.heads, config_.width, config_.seq_len, config_.vocab, format_count(n_params).c_str(),
+      ranks_, std::set<std::string>(hosts_.begin(), hosts_.end()).size(), config_.micro_batch, config_.grad_accum, ranks_,
+      format_count(tokens_per_step_).c_str());
   const std::string why = run.backend_reason.empty() ? "" : " (" + run.backend_reason + ")";
-  std::printf("gpudirect train: backend %s%s -> %s, collectives over %s; data %s; %s; %zu gradient buckets; "
-              "peak %.3f TFLOP/s per rank (%s)\n",
-              options_.backend.c_str(), why.c_str(), run.model_description.c_str(), run.collectives.c_str(), run.data.c_str(),
-              run.sharded ? "ZeRO-1 (sharded AdamW state)" : "replicated AdamW state",
-              run.buckets, peak_flops_ / 1e12, run.peak_source.c_str());
+  std::printf(
+      "gpudirect train: backend %s%s -> %s, collectives over %s; data %s; %s; %zu gradient buckets; "
+      "peak %.3f TFLOP/s per rank (%s)\n",
+      options_.backend.c_str(), why.c_str(), run.model_description.c_str(), run.collectives.c_str(), run.data.c_str(),
+      run.sharded ? "ZeRO-1 (sharded AdamW state)" : "replicated AdamW state", run.buckets, peak_flops_ / 1e12, run.peak_source.c_str());
   if (!run.memory_plan.empty()) std::printf("gpudirect train: %s\n", run.memory_plan.c_str());
   if (gpu_memory_gib_)
     std::printf("gpudirect train: GPU memory in use after allocation: %.2f GiB (rank 0's GPU, all processes on it)\n", gpu_memory_gib_());
   if (resumed) std::printf("gpudirect train: resumed from %s at step %ld\n", options_.checkpoint.c_str(), run.resumed_at);
   std::fflush(stdout);
-  write_json(nlohmann::json{{"type", "start"}, {"preset", config_.preset}, {"layers", config_.layers}, {"heads", config_.heads},
-                            {"width", config_.width}, {"seq_len", config_.seq_len}, {"vocab", config_.vocab}, {"parameters", n_params},
-                            {"ranks", ranks_}, {"tokens_per_step", tokens_per_step_}, {"zero1", run.zero1},
-                            {"peak_tflops_per_rank", peak_flops_ / 1e12}, {"resumed_at", resumed ? run.resumed_at : 0}}
+  write_json(nlohmann::json{{"type", "start"},
+                            {"preset", config_.preset},
+                            {"layers", config_.layers},
+                            {"heads", config_.heads},
+                            {"width", config_.width},
+                            {"seq_len", config_.seq_len},
+                            {"vocab", config_.vocab},
+                            {"parameters", n_params},
+                            {"ranks", ranks_},
+                            {"tokens_per_step", tokens_per_step_},
+                            {"zero1", run.zero1},
+                            {"peak_tflops_per_rank", peak_flops_ / 1e12},
+                            {"resumed_at", resumed ? run.resumed_at : 0}}
                  .dump());
 }
 
@@ -124,23 +138,38 @@ void StepReporter::step(const train::StepResult& r) {
   const double tokens_per_s = tokens_per_step_ / slowest;
   const double tflops = flops_per_step_ / slowest / 1e12;
   const double mfu = flops_per_step_ / slowest / (peak_flops_ * ranks_);
-  std::printf("step %5ld/%d | loss %.6f | lr %.3e | norm %.4f | %8.1f ms | %9s tok/s | %7.3f TFLOP/s | MFU %5.1f%% | exposed comm %6.1f ms (%4.1f%%)\n",
-              r.step + 1, options_.steps, r.loss, static_cast<double>(r.lr), r.grad_norm, slowest * 1e3, format_count(tokens_per_s).c_str(), tflops,
-              mfu * 100, exposed * 1e3, 100 * exposed / slowest);
+  std::printf(
+      "step %5ld/%d | loss %.6f | lr %.3e | norm %.4f | %8.1f ms | %9s tok/s | %7.3f TFLOP/s | MFU %5.1f%% | exposed comm %6.1f ms "
+      "(%4.1f%%)\n",
+      r.step + 1, options_.steps, r.loss, static_cast<double>(r.lr), r.grad_norm, slowest * 1e3, format_count(tokens_per_s).c_str(), tflops,
+      mfu * 100, exposed * 1e3, 100 * exposed / slowest);
   const std::vector<double> compute = compute_seconds(r);
   const metrics::SlowestRank slow = *metrics::slowest_rank(compute, metrics::kTrainStragglerRule);
   const std::string& slow_host = hosts_[slow.rank];
   if (slow.straggler)
-    std::printf("      slow rank: rank %zu on %s computed %.1f ms of the step, median %.1f ms\n", slow.rank, slow_host.c_str(), slow.seconds * 1e3,
-                slow.median_seconds * 1e3);
+    std::printf("      slow rank: rank %zu on %s computed %.1f ms of the step, median %.1f ms\n", slow.rank, slow_host.c_str(),
+                slow.seconds * 1e3, slow.median_seconds * 1e3);
   std::fflush(stdout);
-  const nlohmann::json straggler = slow.straggler ? nlohmann::json{{"rank", slow.rank}, {"host", slow_host}, {"compute_ms", slow.seconds * 1e3},
-                                                                    {"median_compute_ms", slow.median_seconds * 1e3}}
+  const nlohmann::json straggler = slow.straggler ? nlohmann::json{{"rank", slow.rank},
+                                                                   {"host", slow_host},
+                                                                   {"compute_ms", slow.seconds * 1e3},
+                                                                   {"median_compute_ms", slow.median_seconds * 1e3}}
                                                   : nlohmann::json(nullptr);
-  write_json(nlohmann::json{{"type", "step"}, {"step", r.step + 1}, {"loss", r.loss}, {"lr", r.lr}, {"grad_norm", r.grad_norm},
-                            {"step_ms", slowest * 1e3}, {"tokens_per_s", tokens_per_s}, {"tflops", tflops}, {"mfu", mfu},
-                            {"exposed_comm_ms", exposed * 1e3}, {"rank_step_ms", in_ms(r.rank_seconds)}, {"rank_compute_ms", in_ms(compute)},
-                            {"slowest_rank", slow.rank}, {"slowest_host", slow_host}, {"straggler", straggler}}
+  write_json(nlohmann::json{{"type", "step"},
+                            {"step", r.step + 1},
+                            {"loss", r.loss},
+                            {"lr", r.lr},
+                            {"grad_norm", r.grad_norm},
+                            {"step_ms", slowest * 1e3},
+                            {"tokens_per_s", tokens_per_s},
+                            {"tflops", tflops},
+                            {"mfu", mfu},
+                            {"exposed_comm_ms", exposed * 1e3},
+                            {"rank_step_ms", in_ms(r.rank_seconds)},
+                            {"rank_compute_ms", in_ms(compute)},
+                            {"slowest_rank", slow.rank},
+                            {"slowest_host", slow_host},
+                            {"straggler", straggler}}
                  .dump());
 
   progress_.step = r.step + 1;
@@ -202,13 +231,20 @@ void StepReporter::summary(int exit_code) {
     const double step_s = median(steady(step_times_));
     const double exposed_s = median(steady(exposed_times_));
     const double mfu = flops_per_step_ / step_s / (peak_flops_ * ranks_);
-    std::printf("gpudirect train: summary: %zu step(s), loss %.4f -> %.4f, median step %.1f ms, %s tokens/s, %.3f TFLOP/s, MFU %.1f%%, "
-                "exposed comm %.1f ms (%.1f%% of the step), parameters identical on all %d rank(s)\n",
-                step_times_.size(), first_loss_, last_loss_, step_s * 1e3, format_count(tokens_per_step_ / step_s).c_str(),
-                flops_per_step_ / step_s / 1e12, mfu * 100, exposed_s * 1e3, 100 * exposed_s / step_s, ranks_);
-    nlohmann::json summary = {{"type", "summary"}, {"steps", step_times_.size()}, {"first_loss", first_loss_}, {"last_loss", last_loss_},
-                              {"median_step_ms", step_s * 1e3}, {"tokens_per_s", tokens_per_step_ / step_s},
-                              {"tflops", flops_per_step_ / step_s / 1e12}, {"mfu", mfu}, {"median_exposed_comm_ms", exposed_s * 1e3},
+    std::printf(
+        "gpudirect train: summary: %zu step(s), loss %.4f -> %.4f, median step %.1f ms, %s tokens/s, %.3f TFLOP/s, MFU %.1f%%, "
+        "exposed comm %.1f ms (%.1f%% of the step), parameters identical on all %d rank(s)\n",
+        step_times_.size(), first_loss_, last_loss_, step_s * 1e3, format_count(tokens_per_step_ / step_s).c_str(),
+        flops_per_step_ / step_s / 1e12, mfu * 100, exposed_s * 1e3, 100 * exposed_s / step_s, ranks_);
+    nlohmann::json summary = {{"type", "summary"},
+                              {"steps", step_times_.size()},
+                              {"first_loss", first_loss_},
+                              {"last_loss", last_loss_},
+                              {"median_step_ms", step_s * 1e3},
+                              {"tokens_per_s", tokens_per_step_ / step_s},
+                              {"tflops", flops_per_step_ / step_s / 1e12},
+                              {"mfu", mfu},
+                              {"median_exposed_comm_ms", exposed_s * 1e3},
                               {"exit_code", exit_code}};
     if (gpu_memory_gib_) {
       const double gib = gpu_memory_gib_();

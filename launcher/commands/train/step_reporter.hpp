@@ -31,7 +31,7 @@ struct RunStart {
   bool sharded = false;           // the AdamW state is sharded (ZeRO-1 in effect)
   std::size_t buckets = 0;
   std::string peak_source;
-  long resumed_at = -1;           // the step a --resume continued from; -1 for a fresh run
+  long resumed_at = -1;  // the step a --resume continued from; -1 for a fresh run
 };
 
 class StepReporter {

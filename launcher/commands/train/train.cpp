@@ -37,7 +37,8 @@ void check_metrics_file(const TrainOptions& o, bool leader) {
 }
 
 // This rank's share of every step's global batch, from --data.
-std::unique_ptr<train::DataSource> make_data(const TrainOptions& o, const train::GptConfig& config, const bootstrap::LaunchContext& context) {
+std::unique_ptr<train::DataSource> make_data(const TrainOptions& o, const train::GptConfig& config,
+                                             const bootstrap::LaunchContext& context) {
   const train::BatchShape shape{context.size, context.rank, config.micro_batch, config.grad_accum, config.seq_len, config.vocab};
   if (o.data == "mock") return train::make_mock_data(shape, config.seed, true);
   if (o.data == "mock-uniform") return train::make_mock_data(shape, config.seed, false);
@@ -84,8 +85,8 @@ int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_op
 
   StepReporter report(o, config, context, std::move(hosts), training.peak_flops, resumed,
                       use_cuda ? std::function<double()>([] { return gpu_memory_gib(true); }) : std::function<double()>());
-  report.start({training.model_description, backend.reason, training.memory_plan, training.communicator->backend_name(), data->describe(), settings.zero1,
-                trainer.zero1(), trainer.bucket_count(), training.peak_source, resumed ? trainer.next_step() : -1});
+  report.start({training.model_description, backend.reason, training.memory_plan, training.communicator->backend_name(), data->describe(),
+                settings.zero1, trainer.zero1(), trainer.bucket_count(), training.peak_source, resumed ? trainer.next_step() : -1});
   const auto save = [&](const char* why) {
     const auto start = std::chrono::steady_clock::now();
     trainer.save_checkpoint(o.checkpoint, data->describe());
@@ -124,14 +125,18 @@ int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_op
 
 void register_train(CLI::App& app, CommandContext& context) {
   auto o = std::make_shared<train_command::TrainOptions>();
-  CLI::App* cmd = app.add_subcommand("train",
-      "Data-parallel GPT training steps on every rank of the job (the cluster's end-to-end check): loss, step time, "
-      "tokens/s, TFLOP/s, MFU (6N+6LCT FLOPs per token), exposed communication and the straggler rank (compute time "
-      "over 1.2x the median) per step. The model is the fp32 CPU reference with collectives over libfabric on host "
-      "memory, or on GPUs the CUDA model (bf16, NCCL; built where CUDA was found, not yet verified on a GPU). Exit codes: 0 ok, 1 failure (I/O, "
-      "communication, refused checkpoint), 6 usage, 8 parameters differ between ranks at the end, 10 stopped by "
-      "SIGTERM/SIGUSR1 after finishing the step (checkpoint written when --checkpoint is given; rerun with --resume).");
-  cmd->add_option("--preset", o->preset, "model and batch shape: tiny (L2 H4 C64 T64 V512 B4), gpt2-124m (L12 H12 C768 T1024 V50257 B8), gpt3-5b (L24 H32 C4096 T2048 V50257 B4) (default tiny)");
+  CLI::App* cmd =
+      app.add_subcommand("train",
+                         "Data-parallel GPT training steps on every rank of the job (the cluster's end-to-end check): loss, step time, "
+                         "tokens/s, TFLOP/s, MFU (6N+6LCT FLOPs per token), exposed communication and the straggler rank (compute time "
+                         "over 1.2x the median) per step. The model is the fp32 CPU reference with collectives over libfabric on host "
+                         "memory, or on GPUs the CUDA model (bf16, NCCL; built where CUDA was found, not yet verified on a GPU). Exit "
+                         "codes: 0 ok, 1 failure (I/O, "
+                         "communication, refused checkpoint), 6 usage, 8 parameters differ between ranks at the end, 10 stopped by "
+                         "SIGTERM/SIGUSR1 after finishing the step (checkpoint written when --checkpoint is given; rerun with --resume).");
+  cmd->add_option("--preset", o->preset,
+                  "model and batch shape: tiny (L2 H4 C64 T64 V512 B4), gpt2-124m (L12 H12 C768 T1024 V50257 B8), gpt3-5b (L24 H32 C4096 "
+                  "T2048 V50257 B4) (default tiny)");
   cmd->add_option("--layers", o->layers, "override the preset's layer count");
   cmd->add_option("--heads", o->heads, "override the attention heads");
   cmd->add_option("--width", o->width, "override the model width C (the MLP is 4C)");
@@ -152,26 +157,32 @@ void register_train(CLI::App& app, CommandContext& context) {
                   "either llm.c's .bin (256 int32 header, magic 20240520, version 1) or a raw uint16 file as nanoGPT's "
                   "train.bin; rank r reads its own sequences of every step's global batch (default mock)");
   cmd->add_flag("--zero1", o->zero1, "ZeRO-1: reduce-scatter gradients, shard the AdamW state, all-gather parameters");
-  cmd->add_option("--checkpoint", o->checkpoint, "checkpoint file: written atomically at the end, every --checkpoint-every steps and on SIGTERM/SIGUSR1 (rank 0 writes it)");
+  cmd->add_option(
+      "--checkpoint", o->checkpoint,
+      "checkpoint file: written atomically at the end, every --checkpoint-every steps and on SIGTERM/SIGUSR1 (rank 0 writes it)");
   cmd->add_option("--checkpoint-every", o->checkpoint_every, "also write the checkpoint every N steps (default 0: off)");
-  cmd->add_flag("--resume", o->resume, "continue from --checkpoint (starts at step 0 when the file does not exist yet); the same settings are required");
+  cmd->add_flag("--resume", o->resume,
+                "continue from --checkpoint (starts at step 0 when the file does not exist yet); the same settings are required");
   cmd->add_option("--threads", o->threads, "CPU threads per rank (default: the rank's CPUs, shared among local ranks when unbound)");
-  cmd->add_option("--backend", o->backend, "auto, libfabric (fp32 CPU model, collectives on host memory) or nccl (CUDA model, one GPU per "
-                  "rank chosen by local rank, NCCL collectives; refused where the build has no CUDA, no GPU is visible, cuBLAS does not load "
-                  "or the node has more ranks than GPUs); auto picks nccl where all of that holds, else libfabric, and says why");
+  cmd->add_option(
+      "--backend", o->backend,
+      "auto, libfabric (fp32 CPU model, collectives on host memory) or nccl (CUDA model, one GPU per "
+      "rank chosen by local rank, NCCL collectives; refused where the build has no CUDA, no GPU is visible, cuBLAS does not load "
+      "or the node has more ranks than GPUs); auto picks nccl where all of that holds, else libfabric, and says why");
   cmd->add_option("-J,--json", o->json, "write one JSON object per line: start, every step, summary (rank 0; appended on --resume)");
   cmd->add_option("--metrics-file", o->metrics_file,
                   "rank 0 writes loss, step time, tokens/s, MFU and the straggler in the Prometheus text format for node_exporter's "
                   "textfile collector (gpudirect_train_* gauges; a PATH ending in .prom in --collector.textfile.directory), "
                   "replaced atomically after the first step, at most every 5 s and at the end");
-  cmd->add_option("--peak-tflops", o->peak_tflops, "peak FLOP/s per rank in TFLOP/s for MFU (default: the GPU's dense bf16 peak for "
+  cmd->add_option("--peak-tflops", o->peak_tflops,
+                  "peak FLOP/s per rank in TFLOP/s for MFU (default: the GPU's dense bf16 peak for "
                   "the CUDA model, H100 SXM 989; a short sgemm probe for the CPU model)");
-  cmd->add_option("--progress-seconds", o->progress_seconds, "print a progress line when a step runs longer than this, 0 for never (default 10)");
+  cmd->add_option("--progress-seconds", o->progress_seconds,
+                  "print a progress line when a step runs longer than this, 0 for never (default 10)");
   cmd->add_option("--bucket-mib", o->bucket_mib, "gradient bucket size in MiB (default 25, as PyTorch DDP)");
   cmd->add_option("--first-bucket-mib", o->first_bucket_mib, "size of the first (last layers') bucket in MiB (default 1)");
-  cmd->callback([o, &context] {
-    context.exit_code = run_command("gpudirect train", [&] { return train_command::run_train(*o, context.session); });
-  });
+  cmd->callback(
+      [o, &context] { context.exit_code = run_command("gpudirect train", [&] { return train_command::run_train(*o, context.session); }); });
 }
 
 }  // namespace gpudirect::launcher

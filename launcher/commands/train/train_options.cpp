@@ -25,7 +25,10 @@ train::GptConfig build_config(const TrainOptions& o) {
   }
   bool changed = false;
   const auto set = [&](int& field, const std::optional<int>& value) {
-    if (value && *value != field) { field = *value; changed = true; }
+    if (value && *value != field) {
+      field = *value;
+      changed = true;
+    }
   };
   set(config.layers, o.layers);
   set(config.heads, o.heads);

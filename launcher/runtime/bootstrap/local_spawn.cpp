@@ -105,11 +105,19 @@ int spawn_local_ranks(int ranks, const std::vector<std::string>& argv) {
     std::vector<std::pair<int, bool>> owners;  // rank, is stderr
     for (int r = 0; r < ranks; ++r) {
       Rank& c = children[static_cast<std::size_t>(r)];
-      if (c.out >= 0) { fds.push_back({c.out, POLLIN, 0}); owners.emplace_back(r, false); }
-      if (c.err >= 0) { fds.push_back({c.err, POLLIN, 0}); owners.emplace_back(r, true); }
+      if (c.out >= 0) {
+        fds.push_back({c.out, POLLIN, 0});
+        owners.emplace_back(r, false);
+      }
+      if (c.err >= 0) {
+        fds.push_back({c.err, POLLIN, 0});
+        owners.emplace_back(r, true);
+      }
     }
-    if (!fds.empty()) ::poll(fds.data(), fds.size(), 50);
-    else ::usleep(20000);
+    if (!fds.empty())
+      ::poll(fds.data(), fds.size(), 50);
+    else
+      ::usleep(20000);
     for (std::size_t i = 0; i < fds.size(); ++i) {
       if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       Rank& c = children[static_cast<std::size_t>(owners[i].first)];
@@ -144,14 +152,15 @@ int spawn_local_ranks(int ranks, const std::vector<std::string>& argv) {
       }
     }
     const bool failing = first_failure != 0 || interrupted;
-    if (failing && interrupted && kill_at == std::chrono::steady_clock::time_point{})
-      kill_at = std::chrono::steady_clock::now();
+    if (failing && interrupted && kill_at == std::chrono::steady_clock::time_point{}) kill_at = std::chrono::steady_clock::now();
     if (failing && !terminated && std::chrono::steady_clock::now() >= kill_at) {
-      for (auto& c : children) if (!c.done) ::kill(c.pid, SIGTERM);
+      for (auto& c : children)
+        if (!c.done) ::kill(c.pid, SIGTERM);
       terminated = true;
       kill_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
     } else if (terminated && !killed && std::chrono::steady_clock::now() >= kill_at) {
-      for (auto& c : children) if (!c.done) ::kill(c.pid, SIGKILL);
+      for (auto& c : children)
+        if (!c.done) ::kill(c.pid, SIGKILL);
       killed = true;
     }
   }

@@ -118,8 +118,7 @@ class Server {
 
   // Until every rank has said goodbye, the job was aborted, or the deadline.
   void wait_for_ranks(Clock::time_point deadline) {
-    while (Clock::now() < deadline && finished_ < ranks_ && !aborted_)
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    while (Clock::now() < deadline && finished_ < ranks_ && !aborted_) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
 
  private:
@@ -218,7 +217,8 @@ class Server {
     const ssize_t n = ::recv(fd, buffer, sizeof buffer, MSG_DONTWAIT);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
     if (n <= 0) {
-      doom(fd, "is gone: its connection to the rendezvous closed without a goodbye (killed, crashed, or exited on an error; see its output)");
+      doom(fd,
+           "is gone: its connection to the rendezvous closed without a goodbye (killed, crashed, or exited on an error; see its output)");
       return;
     }
     std::string& in = clients_[fd].in;
@@ -226,12 +226,14 @@ class Server {
     while (in.size() >= 4 && !doomed_.count(fd)) {
       std::uint32_t size = 0;
       std::memcpy(&size, in.data(), 4);
-      if (size > kMaxFrame) return reject(fd, "a frame of " + std::to_string(size) + " bytes is over the limit of " + std::to_string(kMaxFrame) + " bytes");
+      if (size > kMaxFrame)
+        return reject(fd, "a frame of " + std::to_string(size) + " bytes is over the limit of " + std::to_string(kMaxFrame) + " bytes");
       if (size < 5) return reject(fd, "a frame of " + std::to_string(size) + " bytes is too short for a request (op and key length)");
       if (in.size() < 4 + static_cast<std::size_t>(size)) break;
       std::uint32_t key_size = 0;
       std::memcpy(&key_size, in.data() + 5, 4);
-      if (key_size > size - 5) return reject(fd, "a key of " + std::to_string(key_size) + " bytes runs past its frame of " + std::to_string(size) + " bytes");
+      if (key_size > size - 5)
+        return reject(fd, "a key of " + std::to_string(key_size) + " bytes runs past its frame of " + std::to_string(size) + " bytes");
       const char op = in[4];
       std::string key = in.substr(9, key_size);
       std::string value = in.substr(9 + key_size, size - 5 - key_size);
@@ -256,13 +258,18 @@ class Server {
         break;
       }
       case kGet:
-        if (auto it = data_.find(key); it != data_.end()) send_frame(fd, kOk, it->second);
-        else if (aborted_) send_frame(fd, kAborted, abort_message_);
-        else waiting_.emplace_back(key, fd);
+        if (auto it = data_.find(key); it != data_.end())
+          send_frame(fd, kOk, it->second);
+        else if (aborted_)
+          send_frame(fd, kAborted, abort_message_);
+        else
+          waiting_.emplace_back(key, fd);
         break;
       case kTryGet:
-        if (auto it = data_.find(key); it != data_.end()) send_frame(fd, kOk, "1" + it->second);
-        else send_frame(fd, kOk, "0");
+        if (auto it = data_.find(key); it != data_.end())
+          send_frame(fd, kOk, "1" + it->second);
+        else
+          send_frame(fd, kOk, "0");
         break;
       case kAdd: {
         long long step = 0, current = 0;
@@ -276,12 +283,15 @@ class Server {
       case kHello: {
         long long rank = -1;
         if (!parse_integer(key, rank) || rank < 0 || rank >= ranks_)
-          return reject(fd, "hello from rank '" + key + "': expected 0.." + std::to_string(ranks_ - 1) + " (is another job using this port?)");
+          return reject(fd,
+                        "hello from rank '" + key + "': expected 0.." + std::to_string(ranks_ - 1) + " (is another job using this port?)");
         client.rank = static_cast<int>(rank);
         client.host = value;
         data_["rank-hosts/" + key] = value;  // for messages about a rank that is late
-        if (aborted_) send_frame(fd, kAborted, abort_message_);
-        else send_frame(fd, kOk, host_);
+        if (aborted_)
+          send_frame(fd, kAborted, abort_message_);
+        else
+          send_frame(fd, kOk, host_);
         break;
       }
       case kBye:
@@ -362,8 +372,8 @@ class TcpStore final : public Store {
       throw;
     } catch (const StoreError&) {
       const std::string now = call(kTryGet, base + "/count", "", "barrier " + name);
-      throw StoreError("barrier '" + name + "': only " + now.substr(1) + " of " + std::to_string(context_.size) +
-                       " ranks arrived within " + seconds() + " (rank " + std::to_string(context_.rank) +
+      throw StoreError("barrier '" + name + "': only " + now.substr(1) + " of " + std::to_string(context_.size) + " ranks arrived within " +
+                       seconds() + " (rank " + std::to_string(context_.rank) +
                        "): a rank failed, is stuck, or never started; check the other ranks' output");
     }
   }
@@ -466,8 +476,8 @@ class TcpStore final : public Store {
       }
       if (connected >= 0) return connected;
       if (Clock::now() + backoff >= deadline)
-        throw StoreError("cannot reach the rendezvous at " + where_ + " after " + seconds() + " (rank " +
-                         std::to_string(context_.rank) + " of " + std::to_string(context_.size) + ", " + last_error +
+        throw StoreError("cannot reach the rendezvous at " + where_ + " after " + seconds() + " (rank " + std::to_string(context_.rank) +
+                         " of " + std::to_string(context_.size) + ", " + last_error +
                          "): is rank 0 running? is the port blocked? (--rendezvous HOST:PORT overrides)");
       std::this_thread::sleep_for(backoff);
       backoff = std::min(backoff * 2, std::chrono::milliseconds(500));

@@ -47,14 +47,15 @@ using enum InPlace;
 using enum Holds;
 
 constexpr std::array<CollectiveInfo, 7> kTable{{
-//  collective      name              alias    reduces root   send      recv      bus         in place             result: holds, own block, root only   start
-  {all_reduce,     "all_reduce",     "",      true,   false, one,      one,      twice_ring, same,                {reduction, false, false},            kAllReduce},
-  {all_gather,     "all_gather",     "",      false,  false, one,      per_rank, ring,       input_is_own_block,  {every_ranks_input, false, false},    kAllGather},
-  {reduce_scatter, "reduce_scatter", "",      true,   false, per_rank, one,      ring,       output_is_own_block, {reduction, true, false},             kReduceScatter},
-  {broadcast,      "broadcast",      "bcast", false,  true,  one,      one,      once,       same,                {roots_input, false, false},          kBroadcast},
-  {reduce,         "reduce",         "",      true,   true,  one,      one,      once,       same,                {reduction, false, true},             kReduce},
-  {alltoall,       "alltoall",       "",      false,  false, per_rank, per_rank, ring,       same,                {every_ranks_input, true, false},     kAlltoall},
-  {sendrecv,       "sendrecv",       "",      false,  false, one,      one,      once,       same,                {previous_ranks_input, false, false}, kSendrecv},
+    //  collective      name              alias    reduces root   send      recv      bus         in place             result: holds, own
+    //  block, root only   start
+    {all_reduce, "all_reduce", "", true, false, one, one, twice_ring, same, {reduction, false, false}, kAllReduce},
+    {all_gather, "all_gather", "", false, false, one, per_rank, ring, input_is_own_block, {every_ranks_input, false, false}, kAllGather},
+    {reduce_scatter, "reduce_scatter", "", true, false, per_rank, one, ring, output_is_own_block, {reduction, true, false}, kReduceScatter},
+    {broadcast, "broadcast", "bcast", false, true, one, one, once, same, {roots_input, false, false}, kBroadcast},
+    {reduce, "reduce", "", true, true, one, one, once, same, {reduction, false, true}, kReduce},
+    {alltoall, "alltoall", "", false, false, per_rank, per_rank, ring, same, {every_ranks_input, true, false}, kAlltoall},
+    {sendrecv, "sendrecv", "", false, false, one, one, once, same, {previous_ranks_input, false, false}, kSendrecv},
 }};
 
 constexpr bool in_enum_order() {

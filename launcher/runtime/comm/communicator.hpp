@@ -19,8 +19,8 @@ enum class ReduceOp { sum, prod, min, max, avg };
 enum class MemoryKind { host, cuda };
 
 std::size_t size_of(DataType type);
-const char* name_of(DataType type);   // nccl-tests names: "float", "double", "half", "bfloat16", "int8", "uint8", "int32", "int64", "uint64"
-const char* name_of(ReduceOp op);     // "sum", "prod", "min", "max", "avg"
+const char* name_of(DataType type);  // nccl-tests names: "float", "double", "half", "bfloat16", "int8", "uint8", "int32", "int64", "uint64"
+const char* name_of(ReduceOp op);    // "sum", "prod", "min", "max", "avg"
 
 class Request {
  public:
@@ -54,7 +54,7 @@ class Communicator {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual MemoryKind memory() const = 0;
-  virtual std::string backend_name() const = 0;    // "nccl", "libfabric:tcp;ofi_rxm", ...
+  virtual std::string backend_name() const = 0;        // "nccl", "libfabric:tcp;ofi_rxm", ...
   virtual std::string device_description() const = 0;  // for the nccl-tests "#  Rank ..." line
 
   virtual std::unique_ptr<Request> all_reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) = 0;
@@ -77,7 +77,7 @@ class Communicator {
   // CUDA communicators: the cudaStream_t (as void*) the collectives are enqueued on, so a caller can
   // order them after its own kernels (cudaStreamWaitEvent) and time them with events. nullptr for host memory.
   virtual void* cuda_stream() const { return nullptr; }
-  virtual void barrier() = 0;      // every rank reached this point
+  virtual void barrier() = 0;  // every rank reached this point
 };
 
 }  // namespace gpudirect::comm

@@ -26,7 +26,8 @@ std::unique_ptr<Communicator> make_communicator(const CommunicatorOptions& optio
 #ifdef GPUDIRECT_HAVE_NCCL
     return make_nccl_communicator(session, options.timeout);
 #else
-    throw std::invalid_argument("this gpudirect-launch was built without NCCL (CUDA/NCCL not found at build time): use --backend libfabric");
+    throw std::invalid_argument(
+        "this gpudirect-launch was built without NCCL (CUDA/NCCL not found at build time): use --backend libfabric");
 #endif
   }
   if (chosen != "libfabric") throw std::invalid_argument("--backend " + backend + ": expected auto, nccl or libfabric");

@@ -12,8 +12,8 @@
 namespace gpudirect::comm {
 
 struct CommunicatorOptions {
-  std::string backend = "auto";              // "auto", "nccl" or "libfabric"
-  std::chrono::milliseconds timeout{30000};  // a peer silent for this long is an error
+  std::string backend = "auto";               // "auto", "nccl" or "libfabric"
+  std::chrono::milliseconds timeout{30000};   // a peer silent for this long is an error
   std::string reporter = "gpudirect-launch";  // the command, where the communicator itself must report
 };
 

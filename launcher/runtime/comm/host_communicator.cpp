@@ -163,8 +163,12 @@ class HostCommunicator final : public Communicator {
   }
   void copy_to_device(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
   void copy_to_host(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
-  void synchronize() override { submit({}, [] {})->wait(); }
-  void barrier() override { submit({"barrier"}, [this] { collectives_.barrier(); })->wait(); }
+  void synchronize() override {
+    submit({}, [] {})->wait();
+  }
+  void barrier() override {
+    submit({"barrier"}, [this] { collectives_.barrier(); })->wait();
+  }
 
  private:
   // GPUDIRECT_COMM_CHUNK_BYTES: the chunk the ring and the direct reads move at a time (to measure).
@@ -177,7 +181,8 @@ class HostCommunicator final : public Communicator {
     if (const char* chunk = std::getenv("GPUDIRECT_COMM_CHUNK_BYTES"))
       tuning.chunk_bytes = parse_integer<std::size_t>(chunk, "GPUDIRECT_COMM_CHUNK_BYTES", 64, std::size_t(1) << 40);
     // GPUDIRECT_COMM_BY_HOST=0: one ring over all ranks of a job across hosts (to compare).
-    if (const char* by_host = std::getenv("GPUDIRECT_COMM_BY_HOST"); by_host && parse_integer<int>(by_host, "GPUDIRECT_COMM_BY_HOST", 0, 1) == 0)
+    if (const char* by_host = std::getenv("GPUDIRECT_COMM_BY_HOST");
+        by_host && parse_integer<int>(by_host, "GPUDIRECT_COMM_BY_HOST", 0, 1) == 0)
       tuning.by_host_bytes = CollectiveTuning::kNever;
     return tuning;
   }
@@ -189,7 +194,8 @@ class HostCommunicator final : public Communicator {
   }
 
   void check_root(int root) const {
-    if (root < 0 || root >= size()) throw CommError("root " + std::to_string(root) + " is not a rank (0.." + std::to_string(size() - 1) + ")");
+    if (root < 0 || root >= size())
+      throw CommError("root " + std::to_string(root) + " is not a rank (0.." + std::to_string(size() - 1) + ")");
   }
 
   // Failures name the call, so the one-line report says what the ranks were doing.
@@ -250,8 +256,10 @@ class HostCommunicator final : public Communicator {
         busy_ = false;
         if (failed) failed_ = failed;
       }
-      if (failed) task.done.set_exception(failed);
-      else task.done.set_value();
+      if (failed)
+        task.done.set_exception(failed);
+      else
+        task.done.set_value();
     }
   }
 
@@ -323,8 +331,8 @@ class HostCommunicator final : public Communicator {
   bool stopping_ = false;
   bool closed_ = false;  // the transport is closed: the watcher may stop
   const std::size_t inline_bytes_ = inline_call_bytes();
-  bool busy_ = false;  // a call is running (on the worker or in a caller's thread)
-  CallDescription running_;  // the latest call started
+  bool busy_ = false;          // a call is running (on the worker or in a caller's thread)
+  CallDescription running_;    // the latest call started
   std::uint64_t started_ = 0;  // calls started so far
   StuckCallPolicy stuck_;
   std::thread worker_;

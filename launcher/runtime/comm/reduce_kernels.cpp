@@ -17,7 +17,10 @@ float half_to_float(std::uint16_t h) {
       bits = sign;
     } else {  // subnormal: normalize
       exponent = 127 - 15 + 1;
-      while (!(mantissa & 0x400u)) { mantissa <<= 1; --exponent; }
+      while (!(mantissa & 0x400u)) {
+        mantissa <<= 1;
+        --exponent;
+      }
       bits = sign | (exponent << 23) | ((mantissa & 0x3ffu) << 13);
     }
   } else {
@@ -37,7 +40,7 @@ std::uint16_t float_to_half(float f) {
   if (exponent == 0xff) return static_cast<std::uint16_t>(sign | 0x7c00u | (mantissa ? 0x200u : 0u));
   const int e = static_cast<int>(exponent) - 127 + 15;
   if (e >= 0x1f) return static_cast<std::uint16_t>(sign | 0x7c00u);  // overflow: inf
-  if (e <= 0) {                                                       // subnormal or zero
+  if (e <= 0) {                                                      // subnormal or zero
     if (e < -10) return static_cast<std::uint16_t>(sign);
     mantissa |= 0x800000u;
     const int shift = 14 - e;
@@ -89,10 +92,19 @@ void apply(T* out, const T* a, const T* b, std::size_t count, Op f) {
 template <typename T>
 void combine(T* out, const T* a, const T* b, std::size_t count, ReduceOp op) {
   switch (op) {
-    case ReduceOp::sum: case ReduceOp::avg: apply(out, a, b, count, [](T x, T y) { return static_cast<T>(x + y); }); break;
-    case ReduceOp::prod: apply(out, a, b, count, [](T x, T y) { return static_cast<T>(x * y); }); break;
-    case ReduceOp::min: apply(out, a, b, count, [](T x, T y) { return std::min(x, y); }); break;
-    case ReduceOp::max: apply(out, a, b, count, [](T x, T y) { return std::max(x, y); }); break;
+    case ReduceOp::sum:
+    case ReduceOp::avg:
+      apply(out, a, b, count, [](T x, T y) { return static_cast<T>(x + y); });
+      break;
+    case ReduceOp::prod:
+      apply(out, a, b, count, [](T x, T y) { return static_cast<T>(x * y); });
+      break;
+    case ReduceOp::min:
+      apply(out, a, b, count, [](T x, T y) { return std::min(x, y); });
+      break;
+    case ReduceOp::max:
+      apply(out, a, b, count, [](T x, T y) { return std::max(x, y); });
+      break;
   }
 }
 
@@ -102,10 +114,19 @@ void combine16(std::uint16_t* out, const std::uint16_t* acc, const std::uint16_t
     const float a = ToFloat(acc[i]), b = ToFloat(in[i]);
     float r = 0;
     switch (op) {
-      case ReduceOp::sum: case ReduceOp::avg: r = a + b; break;
-      case ReduceOp::prod: r = a * b; break;
-      case ReduceOp::min: r = std::min(a, b); break;
-      case ReduceOp::max: r = std::max(a, b); break;
+      case ReduceOp::sum:
+      case ReduceOp::avg:
+        r = a + b;
+        break;
+      case ReduceOp::prod:
+        r = a * b;
+        break;
+      case ReduceOp::min:
+        r = std::min(a, b);
+        break;
+      case ReduceOp::max:
+        r = std::max(a, b);
+        break;
     }
     out[i] = FromFloat(r);
   }
@@ -120,14 +141,23 @@ void divide(T* buffer, std::size_t count, int ranks) {
 
 void reduce_pair(void* out, const void* a, const void* b, std::size_t count, DataType type, ReduceOp op) {
   switch (type) {
-#define GPUDIRECT_COMBINE(T) combine(static_cast<T*>(out), static_cast<const T*>(a), static_cast<const T*>(b), count, op); break
-    case DataType::float32: GPUDIRECT_COMBINE(float);
-    case DataType::float64: GPUDIRECT_COMBINE(double);
-    case DataType::int8: GPUDIRECT_COMBINE(std::int8_t);
-    case DataType::uint8: GPUDIRECT_COMBINE(std::uint8_t);
-    case DataType::int32: GPUDIRECT_COMBINE(std::int32_t);
-    case DataType::int64: GPUDIRECT_COMBINE(std::int64_t);
-    case DataType::uint64: GPUDIRECT_COMBINE(std::uint64_t);
+#define GPUDIRECT_COMBINE(T)                                                                    \
+  combine(static_cast<T*>(out), static_cast<const T*>(a), static_cast<const T*>(b), count, op); \
+  break
+    case DataType::float32:
+      GPUDIRECT_COMBINE(float);
+    case DataType::float64:
+      GPUDIRECT_COMBINE(double);
+    case DataType::int8:
+      GPUDIRECT_COMBINE(std::int8_t);
+    case DataType::uint8:
+      GPUDIRECT_COMBINE(std::uint8_t);
+    case DataType::int32:
+      GPUDIRECT_COMBINE(std::int32_t);
+    case DataType::int64:
+      GPUDIRECT_COMBINE(std::int64_t);
+    case DataType::uint64:
+      GPUDIRECT_COMBINE(std::uint64_t);
 #undef GPUDIRECT_COMBINE
     case DataType::float16:
       combine16<half_to_float, float_to_half>(static_cast<std::uint16_t*>(out), static_cast<const std::uint16_t*>(a),
@@ -146,13 +176,27 @@ void reduce_into(void* accumulator, const void* input, std::size_t count, DataTy
 
 void divide_for_average(void* buffer, std::size_t count, DataType type, int ranks) {
   switch (type) {
-    case DataType::float32: divide(static_cast<float*>(buffer), count, ranks); break;
-    case DataType::float64: divide(static_cast<double*>(buffer), count, ranks); break;
-    case DataType::int8: divide(static_cast<std::int8_t*>(buffer), count, ranks); break;
-    case DataType::uint8: divide(static_cast<std::uint8_t*>(buffer), count, ranks); break;
-    case DataType::int32: divide(static_cast<std::int32_t*>(buffer), count, ranks); break;
-    case DataType::int64: divide(static_cast<std::int64_t*>(buffer), count, ranks); break;
-    case DataType::uint64: divide(static_cast<std::uint64_t*>(buffer), count, ranks); break;
+    case DataType::float32:
+      divide(static_cast<float*>(buffer), count, ranks);
+      break;
+    case DataType::float64:
+      divide(static_cast<double*>(buffer), count, ranks);
+      break;
+    case DataType::int8:
+      divide(static_cast<std::int8_t*>(buffer), count, ranks);
+      break;
+    case DataType::uint8:
+      divide(static_cast<std::uint8_t*>(buffer), count, ranks);
+      break;
+    case DataType::int32:
+      divide(static_cast<std::int32_t*>(buffer), count, ranks);
+      break;
+    case DataType::int64:
+      divide(static_cast<std::int64_t*>(buffer), count, ranks);
+      break;
+    case DataType::uint64:
+      divide(static_cast<std::uint64_t*>(buffer), count, ranks);
+      break;
     case DataType::float16: {
       auto* h = static_cast<std::uint16_t*>(buffer);
       for (std::size_t i = 0; i < count; ++i) h[i] = float_to_half(half_to_float(h[i]) / static_cast<float>(ranks));

@@ -35,8 +35,7 @@ void attention_forward(float* out, float* att, const float* qkv, int B, int T, i
     for (int r0 = 0; r0 < T; r0 += kQueryBlock) {
       const int rows = std::min(kQueryBlock, T - r0), keys = r0 + rows;
       const std::size_t r = static_cast<std::size_t>(r0);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, keys, hs, scale, q + r * c3, 3 * C, k, 3 * C, 0.0f,
-                  p + r * t_, T);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, keys, hs, scale, q + r * c3, 3 * C, k, 3 * C, 0.0f, p + r * t_, T);
 #pragma omp parallel for num_threads(threads) schedule(static)
       for (int t = r0; t < r0 + rows; ++t) {
         float* row = p + static_cast<std::size_t>(t) * t_;
@@ -54,14 +53,13 @@ void attention_forward(float* out, float* att, const float* qkv, int B, int T, i
         for (int i = 0; i < n; ++i) row[i] *= inv;
         for (int i = n; i < T; ++i) row[i] = 0.0f;
       }
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hs, keys, 1.0f, p + r * t_, T, v, 3 * C, 0.0f,
-                  o + r * c_, C);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hs, keys, 1.0f, p + r * t_, T, v, 3 * C, 0.0f, o + r * c_, C);
     }
   }
 }
 
-void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* att, int B, int T,
-                        int C, int NH, int threads) {
+void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* att, int B, int T, int C, int NH,
+                        int threads) {
   const int hs = C / NH;
   const std::size_t c3 = 3 * static_cast<std::size_t>(C), c_ = static_cast<std::size_t>(C);
   const std::size_t t_ = static_cast<std::size_t>(T);
@@ -96,10 +94,8 @@ void attention_backward(float* dqkv, float* scratch, const float* dout, const fl
         for (int i = n; i < keys; ++i) row[i] = 0.0f;
       }
       // dQ += dS K ; dK += dS^T Q
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hs, keys, 1.0f, db, T, k, 3 * C, 1.0f, dq + r * c3,
-                  3 * C);
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, keys, hs, rows, 1.0f, db, T, q + r * c3, 3 * C, 1.0f, dk,
-                  3 * C);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hs, keys, 1.0f, db, T, k, 3 * C, 1.0f, dq + r * c3, 3 * C);
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, keys, hs, rows, 1.0f, db, T, q + r * c3, 3 * C, 1.0f, dk, 3 * C);
     }
   }
 }

@@ -10,7 +10,7 @@ namespace gpudirect::train::cpu {
 void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH, int threads);
 // Adds into dqkv. att is the forward's probabilities; scratch holds T x T floats (allocated once by
 // the caller: a fresh buffer per call costs page faults).
-void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* att, int B, int T,
-                        int C, int NH, int threads);
+void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* att, int B, int T, int C, int NH,
+                        int threads);
 
 }  // namespace gpudirect::train::cpu

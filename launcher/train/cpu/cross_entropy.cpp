@@ -7,8 +7,8 @@
 
 namespace gpudirect::train::cpu {
 
-void softmax_cross_entropy_forward(float* losses, float* probs, const float* logits, const std::int32_t* targets, int N,
-                                   int V, int threads) {
+void softmax_cross_entropy_forward(float* losses, float* probs, const float* logits, const std::int32_t* targets, int N, int V,
+                                   int threads) {
   const std::size_t v_ = static_cast<std::size_t>(V);
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int n = 0; n < N; ++n) {
@@ -31,8 +31,8 @@ void softmax_cross_entropy_forward(float* losses, float* probs, const float* log
   }
 }
 
-void softmax_cross_entropy_backward(float* dlogits, const float* probs, const std::int32_t* targets, float dloss, int N,
-                                    int V, int threads) {
+void softmax_cross_entropy_backward(float* dlogits, const float* probs, const std::int32_t* targets, float dloss, int N, int V,
+                                    int threads) {
   const std::size_t v_ = static_cast<std::size_t>(V);
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int n = 0; n < N; ++n) {

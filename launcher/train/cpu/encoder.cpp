@@ -6,8 +6,7 @@
 
 namespace gpudirect::train::cpu {
 
-void encoder_forward(float* out, const std::int32_t* tokens, const float* wte, const float* wpe, int B, int T, int C,
-                     int threads) {
+void encoder_forward(float* out, const std::int32_t* tokens, const float* wte, const float* wpe, int B, int T, int C, int threads) {
   const std::size_t c_ = static_cast<std::size_t>(C);
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int bt = 0; bt < B * T; ++bt) {
@@ -18,8 +17,7 @@ void encoder_forward(float* out, const std::int32_t* tokens, const float* wte, c
   }
 }
 
-void encoder_backward(float* dwte, float* dwpe, const float* dout, const std::int32_t* tokens, int B, int T, int C,
-                      int threads) {
+void encoder_backward(float* dwte, float* dwpe, const float* dout, const std::int32_t* tokens, int B, int T, int C, int threads) {
   const std::size_t c_ = static_cast<std::size_t>(C);
   const int blocks = column_blocks(C);
 #pragma omp parallel for num_threads(threads) schedule(static)

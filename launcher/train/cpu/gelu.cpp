@@ -2,7 +2,6 @@
 
 #include "train/cpu/fast_math.hpp"
 
-
 namespace gpudirect::train::cpu {
 namespace {
 constexpr float kSqrt2OverPi = 0.7978845608028654f;

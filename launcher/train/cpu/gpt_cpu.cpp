@@ -71,8 +71,8 @@ class CpuGpt final : public Model {
     const int L = config_.layers;
     const std::size_t BT = static_cast<std::size_t>(config_.micro_batch) * config_.seq_len;
     const std::size_t C = static_cast<std::size_t>(config_.width);
-    const std::size_t att = static_cast<std::size_t>(config_.micro_batch) * config_.heads * config_.seq_len *
-                            static_cast<std::size_t>(config_.seq_len);
+    const std::size_t att =
+        static_cast<std::size_t>(config_.micro_batch) * config_.heads * config_.seq_len * static_cast<std::size_t>(config_.seq_len);
     encoded_.assign(BT * C, 0.0f);
     ln1_.allocate(L, BT * C);
     ln1_mean_.allocate(L, BT);
@@ -135,15 +135,14 @@ class CpuGpt final : public Model {
   void check_tokens(std::span<const std::int32_t> tokens, const char* what) const {
     const std::size_t want = static_cast<std::size_t>(config_.micro_batch) * config_.seq_len;
     if (tokens.size() != want) {
-      throw std::invalid_argument("gpudirect-launch train: " + std::string(what) + " hold " +
-                                  std::to_string(tokens.size()) + " tokens but micro_batch x seq_len is " +
-                                  std::to_string(want) + " (pass exactly one micro-batch)");
+      throw std::invalid_argument("gpudirect-launch train: " + std::string(what) + " hold " + std::to_string(tokens.size()) +
+                                  " tokens but micro_batch x seq_len is " + std::to_string(want) + " (pass exactly one micro-batch)");
     }
     for (std::size_t i = 0; i < tokens.size(); ++i) {
       if (tokens[i] < 0 || tokens[i] >= config_.vocab) {
-        throw std::invalid_argument("gpudirect-launch train: " + std::string(what) + "[" + std::to_string(i) +
-                                    "] is token " + std::to_string(tokens[i]) + ", outside the vocabulary [0, " +
-                                    std::to_string(config_.vocab) + ") (raise --vocab or fix the token file)");
+        throw std::invalid_argument("gpudirect-launch train: " + std::string(what) + "[" + std::to_string(i) + "] is token " +
+                                    std::to_string(tokens[i]) + ", outside the vocabulary [0, " + std::to_string(config_.vocab) +
+                                    ") (raise --vocab or fix the token file)");
       }
     }
   }
@@ -168,8 +167,8 @@ class CpuGpt final : public Model {
       matmul_forward(fcproj_.at(l), fch_gelu_.at(l), w.fcprojw, w.fcprojb, BT, 4 * C, C, nt);
       residual_forward(res3_.at(l), res2_.at(l), fcproj_.at(l), btc, nt);
     }
-    layernorm_forward(lnf_.data(), lnf_mean_.data(), lnf_rstd_.data(), res3_.at(config_.layers - 1),
-                      P + layout_.find("lnf.w").offset, P + layout_.find("lnf.b").offset, BT, C, nt);
+    layernorm_forward(lnf_.data(), lnf_mean_.data(), lnf_rstd_.data(), res3_.at(config_.layers - 1), P + layout_.find("lnf.w").offset,
+                      P + layout_.find("lnf.b").offset, BT, C, nt);
     matmul_forward(logits_.data(), lnf_.data(), P + layout_.find("wte").offset, nullptr, BT, C, V, nt);
     softmax_cross_entropy_forward(losses_.data(), logits_.data(), logits_.data(), targets, BT, V, nt);
     double sum = 0.0;  // fixed order: the same loss for any thread count
@@ -177,8 +176,7 @@ class CpuGpt final : public Model {
     return static_cast<float>(sum / BT);
   }
 
-  void run_backward(const std::int32_t* inputs, const std::int32_t* targets, float grad_scale,
-                    const GradientReady& on_ready) {
+  void run_backward(const std::int32_t* inputs, const std::int32_t* targets, float grad_scale, const GradientReady& on_ready) {
     const int B = config_.micro_batch, T = config_.seq_len, C = config_.width, V = config_.vocab, NH = config_.heads;
     const int BT = B * T, nt = threads_;
     const std::size_t btc = static_cast<std::size_t>(BT) * static_cast<std::size_t>(C);
@@ -196,8 +194,8 @@ class CpuGpt final : public Model {
     zero(dln_);
     matmul_backward(dln_.data(), G + wte, nullptr, dlogits, lnf_.data(), P + wte, BT, C, V, nt);
     zero(dresidual_);
-    layernorm_backward(dresidual_.data(), G + lnfw, G + lnfb, dln_.data(), res3_.at(config_.layers - 1), P + lnfw,
-                       lnf_mean_.data(), lnf_rstd_.data(), BT, C, nt);
+    layernorm_backward(dresidual_.data(), G + lnfw, G + lnfb, dln_.data(), res3_.at(config_.layers - 1), P + lnfw, lnf_mean_.data(),
+                       lnf_rstd_.data(), BT, C, nt);
     ready(layout_.final_norm_range());
 
     // dresidual_ is the gradient of the residual stream: a residual's backward is the identity, so
@@ -207,22 +205,19 @@ class CpuGpt final : public Model {
       const Block g = block_at(G, layout_, l);
       const float* x = l == 0 ? encoded_.data() : res3_.at(l - 1);
       zero(dfch_gelu_);
-      matmul_backward(dfch_gelu_.data(), g.fcprojw, g.fcprojb, dresidual_.data(), fch_gelu_.at(l), w.fcprojw, BT, 4 * C,
-                      C, nt);
+      matmul_backward(dfch_gelu_.data(), g.fcprojw, g.fcprojb, dresidual_.data(), fch_gelu_.at(l), w.fcprojw, BT, 4 * C, C, nt);
       zero(dfch_);
       gelu_backward(dfch_.data(), fch_.at(l), dfch_gelu_.data(), 4 * btc, nt);
       zero(dln_);
       matmul_backward(dln_.data(), g.fcw, g.fcb, dfch_.data(), ln2_.at(l), w.fcw, BT, C, 4 * C, nt);
-      layernorm_backward(dresidual_.data(), g.ln2w, g.ln2b, dln_.data(), res2_.at(l), w.ln2w, ln2_mean_.at(l),
-                         ln2_rstd_.at(l), BT, C, nt);
+      layernorm_backward(dresidual_.data(), g.ln2w, g.ln2b, dln_.data(), res2_.at(l), w.ln2w, ln2_mean_.at(l), ln2_rstd_.at(l), BT, C, nt);
       zero(datty_);
       matmul_backward(datty_.data(), g.projw, g.projb, dresidual_.data(), atty_.at(l), w.projw, BT, C, C, nt);
       zero(dqkv_);
       attention_backward(dqkv_.data(), dscores_.data(), datty_.data(), qkv_.at(l), att_.at(l), B, T, C, NH, nt);
       zero(dln_);
       matmul_backward(dln_.data(), g.qkvw, g.qkvb, dqkv_.data(), ln1_.at(l), w.qkvw, BT, C, 3 * C, nt);
-      layernorm_backward(dresidual_.data(), g.ln1w, g.ln1b, dln_.data(), x, w.ln1w, ln1_mean_.at(l), ln1_rstd_.at(l),
-                         BT, C, nt);
+      layernorm_backward(dresidual_.data(), g.ln1w, g.ln1b, dln_.data(), x, w.ln1w, ln1_mean_.at(l), ln1_rstd_.at(l), BT, C, nt);
       ready(layout_.layer_range(l));
     }
     encoder_backward(G + wte, G + wpe, dresidual_.data(), inputs, B, T, C, nt);
@@ -236,8 +231,7 @@ class CpuGpt final : public Model {
   std::vector<float> params_, own_grads_;
   std::span<float> grads_;  // own_grads_, or from gradient_memory_
   std::vector<float> encoded_, lnf_, lnf_mean_, lnf_rstd_, logits_, losses_;
-  Stacked ln1_, ln1_mean_, ln1_rstd_, qkv_, att_, atty_, attproj_, res2_, ln2_, ln2_mean_, ln2_rstd_, fch_, fch_gelu_,
-      fcproj_, res3_;
+  Stacked ln1_, ln1_mean_, ln1_rstd_, qkv_, att_, atty_, attproj_, res2_, ln2_, ln2_mean_, ln2_rstd_, fch_, fch_gelu_, fcproj_, res3_;
   std::vector<float> dresidual_, dln_, datty_, dqkv_, dscores_, dfch_, dfch_gelu_;
 };
 

@@ -7,8 +7,8 @@
 
 namespace gpudirect::train::cpu {
 
-void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight, const float* bias,
-                       int N, int C, int threads) {
+void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight, const float* bias, int N, int C,
+                       int threads) {
   const std::size_t c_ = static_cast<std::size_t>(C);
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int n = 0; n < N; ++n) {
@@ -28,8 +28,8 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, c
   }
 }
 
-void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
-                        const float* weight, const float* mean, const float* rstd, int N, int C, int threads) {
+void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp, const float* weight,
+                        const float* mean, const float* rstd, int N, int C, int threads) {
   const std::size_t c_ = static_cast<std::size_t>(C);
 #pragma omp parallel num_threads(threads)
   {

@@ -8,8 +8,7 @@
 
 namespace gpudirect::train::cpu {
 
-void matmul_forward(float* out, const float* inp, const float* weight, const float* bias, int N, int IC, int OC,
-                    int threads) {
+void matmul_forward(float* out, const float* inp, const float* weight, const float* bias, int N, int IC, int OC, int threads) {
   const std::size_t oc = static_cast<std::size_t>(OC);
   float beta = 0.0f;
   if (bias != nullptr) {
@@ -24,8 +23,8 @@ void matmul_forward(float* out, const float* inp, const float* weight, const flo
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, IC, 1.0f, inp, IC, weight, IC, beta, out, OC);
 }
 
-void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
-                     const float* weight, int N, int IC, int OC, int threads) {
+void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp, const float* weight, int N, int IC,
+                     int OC, int threads) {
   if (dinp != nullptr) {
     // dinp[N, IC] += dout[N, OC] @ weight[OC, IC]
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, IC, OC, 1.0f, dout, OC, weight, IC, 1.0f, dinp, IC);

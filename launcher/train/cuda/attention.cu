@@ -134,10 +134,14 @@ __global__ void attention_dkv_kernel(bf16* dqkv, const float* delta, const bf16*
 template <typename F>
 void with_channels_per_lane(int hs, F&& f) {
   const int need = channels_per_lane(hs);
-  if (need <= 1) f.template operator()<1>();
-  else if (need <= 2) f.template operator()<2>();
-  else if (need <= 4) f.template operator()<4>();
-  else f.template operator()<kMaxChannelsPerLane>();
+  if (need <= 1)
+    f.template operator()<1>();
+  else if (need <= 2)
+    f.template operator()<2>();
+  else if (need <= 4)
+    f.template operator()<4>();
+  else
+    f.template operator()<kMaxChannelsPerLane>();
 }
 
 }  // namespace
@@ -145,9 +149,8 @@ void with_channels_per_lane(int hs, F&& f) {
 void attention_forward(bf16* out, float* lse, const bf16* qkv, int B, int T, int C, int NH, cudaStream_t stream) {
   const Heads g = attention_shape(B, T, C, NH);
   const unsigned blocks = warp_per_row_blocks(static_cast<std::size_t>(B) * NH * T);
-  with_channels_per_lane(g.hs, [&]<int kPerLane>() {
-    attention_forward_kernel<kPerLane><<<blocks, kThreadsPerBlock, 0, stream>>>(out, lse, qkv, g);
-  });
+  with_channels_per_lane(
+      g.hs, [&]<int kPerLane>() { attention_forward_kernel<kPerLane><<<blocks, kThreadsPerBlock, 0, stream>>>(out, lse, qkv, g); });
   GPUDIRECT_LAUNCHED();
 }
 

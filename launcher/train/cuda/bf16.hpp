@@ -11,8 +11,7 @@ namespace gpudirect::train::cuda {
 
 constexpr std::uint16_t float_to_bf16_bits(float value) {
   const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
-  if ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0)
-    return static_cast<std::uint16_t>((bits >> 16) | 0x0040u);
+  if ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0) return static_cast<std::uint16_t>((bits >> 16) | 0x0040u);
   const std::uint32_t lowest_kept = (bits >> 16) & 1u;
   return static_cast<std::uint16_t>((bits + 0x7fffu + lowest_kept) >> 16);
 }

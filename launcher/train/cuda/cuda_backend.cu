@@ -36,7 +36,11 @@ class CudaBackend final : public TrainBackend {
         owned_(zero1_ ? owned_segments(buckets_, world_, rank_) : std::vector<Segment>{{0, model.layout().total()}}),
         state_at_(zero1_ ? state_offsets(buckets_, world_, rank_) : std::vector<std::size_t>{}),
         pieces_(adamw_pieces(model.layout(), owned_)),
-        ready_(false), backward_done_(true), grads_done_(true), comm_start_(true), comm_end_(true),
+        ready_(false),
+        backward_done_(true),
+        grads_done_(true),
+        comm_start_(true),
+        comm_end_(true),
         partials_(kSumOfSquaresBlocks),
         sum_of_squares_(1),
         scratch_(kScratchBytes) {
@@ -227,14 +231,12 @@ class CudaBackend final : public TrainBackend {
     // stream, so the next bucket reuses the buffer only after.
     copy_on_comm_stream(staging, grads, count * sizeof(float), cudaMemcpyDeviceToDevice);
     GPUDIRECT_CUDA(cudaMemsetAsync(staging + count, 0, (padded_count(buckets_[b]) - count) * sizeof(float), comm_stream_));
-    pending_.push_back(comm_.reduce_scatter(staging, staging + static_cast<std::size_t>(rank_) * s.chunk, s.chunk,
-                                            comm::DataType::float32, comm::ReduceOp::avg));
+    pending_.push_back(comm_.reduce_scatter(staging, staging + static_cast<std::size_t>(rank_) * s.chunk, s.chunk, comm::DataType::float32,
+                                            comm::ReduceOp::avg));
     copy_on_comm_stream(grads + s.begin, staging + s.begin, (s.end - s.begin) * sizeof(float), cudaMemcpyDeviceToDevice);
   }
 
-  std::size_t padded_count(const Bucket& bucket) const {
-    return shard_of(bucket, world_, rank_).chunk * static_cast<std::size_t>(world_);
-  }
+  std::size_t padded_count(const Bucket& bucket) const { return shard_of(bucket, world_, rank_).chunk * static_cast<std::size_t>(world_); }
 
   // Under ZeRO-1: every rank's updated elements to every rank. Returns the seconds it took.
   double gather_parameter_shards() {
@@ -245,9 +247,11 @@ class CudaBackend final : public TrainBackend {
     for (std::size_t b = 0; b < buckets_.size(); ++b) {
       const Shard s = shard_of(buckets_[b], world_, rank_);
       float* staging = staging_.get();
-      GPUDIRECT_CUDA(cudaMemcpyAsync(staging, p + buckets_[b].offset, buckets_[b].count * sizeof(float), cudaMemcpyDeviceToDevice, comm_stream_));
+      GPUDIRECT_CUDA(
+          cudaMemcpyAsync(staging, p + buckets_[b].offset, buckets_[b].count * sizeof(float), cudaMemcpyDeviceToDevice, comm_stream_));
       pending_.push_back(comm_.all_gather(staging + static_cast<std::size_t>(rank_) * s.chunk, staging, s.chunk, comm::DataType::float32));
-      GPUDIRECT_CUDA(cudaMemcpyAsync(p + buckets_[b].offset, staging, buckets_[b].count * sizeof(float), cudaMemcpyDeviceToDevice, comm_stream_));
+      GPUDIRECT_CUDA(
+          cudaMemcpyAsync(p + buckets_[b].offset, staging, buckets_[b].count * sizeof(float), cudaMemcpyDeviceToDevice, comm_stream_));
     }
     GPUDIRECT_CUDA(cudaEventRecord(comm_end_.get(), comm_stream_));
     for (auto& request : pending_) request->wait();
@@ -278,8 +282,9 @@ class CudaBackend final : public TrainBackend {
 
   void check_scratch(std::size_t bytes) const {
     if (bytes > kScratchBytes)
-      throw std::logic_error("gpudirect-launch train: " + std::to_string(bytes) + " bytes of host values exceed the CUDA backend's scratch of " +
-                             std::to_string(kScratchBytes) + " (too many ranks for one small all-gather)");
+      throw std::logic_error("gpudirect-launch train: " + std::to_string(bytes) +
+                             " bytes of host values exceed the CUDA backend's scratch of " + std::to_string(kScratchBytes) +
+                             " (too many ranks for one small all-gather)");
   }
 
   CudaGpt& model_;

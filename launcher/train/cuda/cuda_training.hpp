@@ -26,10 +26,10 @@ int device_count();  // 0 when no device or no driver
 std::string cublas_problem();
 
 struct DeviceInfo {
-  int index = 0;                 // among the visible devices
-  std::string name;              // "NVIDIA H100 80GB HBM3"
-  std::string pci_bus;           // "0000:18:00"
-  double peak_bf16_flops = 0;    // dense; 0 when unknown (device_peak.hpp)
+  int index = 0;               // among the visible devices
+  std::string name;            // "NVIDIA H100 80GB HBM3"
+  std::string pci_bus;         // "0000:18:00"
+  double peak_bf16_flops = 0;  // dense; 0 when unknown (device_peak.hpp)
   std::size_t total_bytes = 0;
 };
 

@@ -8,8 +8,9 @@ namespace {
 constexpr float kSqrt2OverPi = 0.7978845608028654f;
 constexpr float kCubic = 0.044715f;
 
-#define GPUDIRECT_GRID_STRIDE(i, n) \
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < (n); i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+#define GPUDIRECT_GRID_STRIDE(i, n)                                                              \
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < (n); \
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
 
 __global__ void gelu_forward_kernel(bf16* out, const bf16* inp, std::size_t n) {
   GPUDIRECT_GRID_STRIDE(i, n) {
@@ -35,9 +36,7 @@ __global__ void to_bf16_kernel(bf16* out, const float* inp, std::size_t n) {
   GPUDIRECT_GRID_STRIDE(i, n) out[i] = __float2bfloat16_rn(inp[i]);
 }
 
-__global__ void fill_bf16_kernel(bf16* out, float value, std::size_t n) {
-  GPUDIRECT_GRID_STRIDE(i, n) out[i] = __float2bfloat16_rn(value);
-}
+__global__ void fill_bf16_kernel(bf16* out, float value, std::size_t n) { GPUDIRECT_GRID_STRIDE(i, n) out[i] = __float2bfloat16_rn(value); }
 
 }  // namespace
 

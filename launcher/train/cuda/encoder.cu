@@ -7,7 +7,8 @@ namespace {
 
 __global__ void encoder_forward_kernel(float* out, const std::int32_t* tokens, const float* wte, const float* wpe, std::size_t n, int T,
                                        int C) {
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     const std::size_t bt = i / C, c = i % C;
     out[i] = wte[static_cast<std::size_t>(tokens[bt]) * C + c] + wpe[(bt % T) * C + c];
   }
@@ -20,15 +21,15 @@ __global__ void wte_backward_kernel(float* dwte, const float* dout, const std::i
   const int c = blockIdx.y * blockDim.x + threadIdx.x;
   if (c >= C) return;
   float sum = 0.0f;
-  for (int i = group_offsets[group]; i < group_offsets[group + 1]; ++i)
-    sum += dout[static_cast<std::size_t>(group_positions[i]) * C + c];
+  for (int i = group_offsets[group]; i < group_offsets[group + 1]; ++i) sum += dout[static_cast<std::size_t>(group_positions[i]) * C + c];
   dwte[static_cast<std::size_t>(group_tokens[group]) * C + c] += sum;
 }
 
 // One thread per (t, c): the B rows of position t, in batch order.
 __global__ void wpe_backward_kernel(float* dwpe, const float* dout, int B, int T, int C) {
   const std::size_t n = static_cast<std::size_t>(T) * C;
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     float sum = 0.0f;
     for (int b = 0; b < B; ++b) sum += dout[static_cast<std::size_t>(b) * n + i];
     dwpe[i] += sum;

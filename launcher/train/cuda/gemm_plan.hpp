@@ -20,10 +20,14 @@ struct Operands {
   const T* ones = nullptr;
   const T* operator[](Operand o) const {
     switch (o) {
-      case Operand::inp: return inp;
-      case Operand::weight: return weight;
-      case Operand::dout: return dout;
-      case Operand::ones: return ones;
+      case Operand::inp:
+        return inp;
+      case Operand::weight:
+        return weight;
+      case Operand::dout:
+        return dout;
+      case Operand::ones:
+        return ones;
     }
     return nullptr;
   }

@@ -161,7 +161,8 @@ void CudaGpt::upload_batch(std::span<const std::int32_t> inputs, std::span<const
   std::copy(g.positions.begin(), g.positions.end(), positions);
   GPUDIRECT_CUDA(cudaMemcpyAsync(group_tokens_.get(), tokens, g.tokens.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice, stream_));
   GPUDIRECT_CUDA(cudaMemcpyAsync(group_offsets_.get(), offsets, g.offsets.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice, stream_));
-  GPUDIRECT_CUDA(cudaMemcpyAsync(group_positions_.get(), positions, g.positions.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice, stream_));
+  GPUDIRECT_CUDA(
+      cudaMemcpyAsync(group_positions_.get(), positions, g.positions.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice, stream_));
 }
 
 float CudaGpt::forward(std::span<const std::int32_t> inputs, std::span<const std::int32_t> targets) {
@@ -243,8 +244,8 @@ void CudaGpt::run_backward(const GradientReady& on_ready) {
   // Head (tied to wte): dlnf = dlogits wte, dwte += dlogits^T lnf.
   matmul_backward(cublas_, dln_.get(), CUDA_R_32F, G + wte, nullptr, dlogits_.get(), lnf_.get(), W + wte, ones_.get(), BT, C, V, stream_);
   GPUDIRECT_CUDA(cudaMemsetAsync(dresidual_.get(), 0, btc * sizeof(float), stream_));
-  layernorm_backward(dresidual_.get(), G + lnfw, G + lnfb, dln_.get(), res3_.get() + last * btc, P + lnfw, lnf_mean_.get(),
-                     lnf_rstd_.get(), BT, C, stream_);
+  layernorm_backward(dresidual_.get(), G + lnfw, G + lnfb, dln_.get(), res3_.get() + last * btc, P + lnfw, lnf_mean_.get(), lnf_rstd_.get(),
+                     BT, C, stream_);
   ready(layout_.final_norm_range());
 
   // dresidual_ is the gradient of the residual stream: each branch's input gradient is added into it.
@@ -256,23 +257,23 @@ void CudaGpt::run_backward(const GradientReady& on_ready) {
     matmul_backward(cublas_, dfch_gelu_.get(), CUDA_R_16BF, G + o.fcprojw, G + o.fcprojb, dresidual_bf16_.get(),
                     fch_gelu_.get() + L * 4 * btc, W + o.fcprojw, ones_.get(), BT, 4 * C, C, stream_);
     gelu_backward(dfch_.get(), fch_.get() + L * 4 * btc, dfch_gelu_.get(), 4 * btc, stream_);
-    matmul_backward(cublas_, dln_.get(), CUDA_R_32F, G + o.fcw, G + o.fcb, dfch_.get(), ln2_.get() + L * btc, W + o.fcw, ones_.get(),
-                    BT, C, 4 * C, stream_);
-    layernorm_backward(dresidual_.get(), G + o.ln2w, G + o.ln2b, dln_.get(), res2_.get() + L * btc, P + o.ln2w,
-                       ln2_mean_.get() + L * bt, ln2_rstd_.get() + L * bt, BT, C, stream_);
+    matmul_backward(cublas_, dln_.get(), CUDA_R_32F, G + o.fcw, G + o.fcb, dfch_.get(), ln2_.get() + L * btc, W + o.fcw, ones_.get(), BT, C,
+                    4 * C, stream_);
+    layernorm_backward(dresidual_.get(), G + o.ln2w, G + o.ln2b, dln_.get(), res2_.get() + L * btc, P + o.ln2w, ln2_mean_.get() + L * bt,
+                       ln2_rstd_.get() + L * bt, BT, C, stream_);
     to_bf16(dresidual_bf16_.get(), dresidual_.get(), btc, stream_);
-    matmul_backward(cublas_, datty_.get(), CUDA_R_16BF, G + o.projw, G + o.projb, dresidual_bf16_.get(), atty_.get() + L * btc,
-                    W + o.projw, ones_.get(), BT, C, C, stream_);
+    matmul_backward(cublas_, datty_.get(), CUDA_R_16BF, G + o.projw, G + o.projb, dresidual_bf16_.get(), atty_.get() + L * btc, W + o.projw,
+                    ones_.get(), BT, C, C, stream_);
     attention_backward(dqkv_.get(), attention_scratch_.get(), datty_.get(), qkv_.get() + L * 3 * btc, atty_.get() + L * btc,
                        lse_.get() + L * rows, B, T, C, NH, stream_);
-    matmul_backward(cublas_, dln_.get(), CUDA_R_32F, G + o.qkvw, G + o.qkvb, dqkv_.get(), ln1_.get() + L * btc, W + o.qkvw, ones_.get(),
-                    BT, C, 3 * C, stream_);
+    matmul_backward(cublas_, dln_.get(), CUDA_R_32F, G + o.qkvw, G + o.qkvb, dqkv_.get(), ln1_.get() + L * btc, W + o.qkvw, ones_.get(), BT,
+                    C, 3 * C, stream_);
     layernorm_backward(dresidual_.get(), G + o.ln1w, G + o.ln1b, dln_.get(), x, P + o.ln1w, ln1_mean_.get() + L * bt,
                        ln1_rstd_.get() + L * bt, BT, C, stream_);
     ready(layout_.layer_range(l));
   }
-  encoder_backward(G + wte, G + wpe, dresidual_.get(), group_tokens_.get(), group_offsets_.get(), group_positions_.get(), groups_, B, T,
-                   C, stream_);
+  encoder_backward(G + wte, G + wpe, dresidual_.get(), group_tokens_.get(), group_offsets_.get(), group_positions_.get(), groups_, B, T, C,
+                   stream_);
   ready(layout_.embedding_range());
 }
 

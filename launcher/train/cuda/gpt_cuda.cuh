@@ -21,7 +21,10 @@ class DeviceArray {
   ~DeviceArray();
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
-  DeviceArray(DeviceArray&& other) noexcept : data_(other.data_), count_(other.count_) { other.data_ = nullptr; other.count_ = 0; }
+  DeviceArray(DeviceArray&& other) noexcept : data_(other.data_), count_(other.count_) {
+    other.data_ = nullptr;
+    other.count_ = 0;
+  }
   DeviceArray& operator=(DeviceArray&& other) noexcept;
   T* get() const { return data_; }
   std::size_t size() const { return count_; }

@@ -40,6 +40,8 @@ inline void require_head_size_fits(int head_size) {
 
 // Column reductions (layernorm weight/bias gradients) use 32 x 32 thread blocks: 32 columns per block.
 inline constexpr int kColumnsPerBlock = 32;
-constexpr unsigned column_blocks(std::size_t columns) { return static_cast<unsigned>(ceil_div(columns == 0 ? 1 : columns, kColumnsPerBlock)); }
+constexpr unsigned column_blocks(std::size_t columns) {
+  return static_cast<unsigned>(ceil_div(columns == 0 ? 1 : columns, kColumnsPerBlock));
+}
 
 }  // namespace gpudirect::train::cuda

@@ -78,8 +78,8 @@ __global__ void layernorm_backward_params_kernel(float* dweight, float* dbias, c
 
 void layernorm_forward(bf16* out, float* mean, float* rstd, const float* inp, const float* weight, const float* bias, int N, int C,
                        cudaStream_t stream) {
-  layernorm_forward_kernel<<<warp_per_row_blocks(static_cast<std::size_t>(N)), kThreadsPerBlock, 0, stream>>>(out, mean, rstd, inp,
-                                                                                                               weight, bias, N, C);
+  layernorm_forward_kernel<<<warp_per_row_blocks(static_cast<std::size_t>(N)), kThreadsPerBlock, 0, stream>>>(out, mean, rstd, inp, weight,
+                                                                                                              bias, N, C);
   GPUDIRECT_LAUNCHED();
 }
 

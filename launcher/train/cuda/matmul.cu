@@ -10,7 +10,8 @@ namespace {
 
 template <typename T>
 __global__ void broadcast_rows_kernel(T* out, const float* bias, std::size_t n, int OC) {
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
     out[i] = static_cast<T>(bias[i % OC]);
 }
 
@@ -19,8 +20,8 @@ using DeviceOperands = Operands<bf16>;
 void run(cublasHandle_t handle, const GemmPlan& p, const DeviceOperands& operands, void* c, cudaDataType_t c_type) {
   const float alpha = 1.0f;
   GPUDIRECT_CUBLAS(cublas().gemm_ex(handle, p.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, p.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, p.m, p.n,
-                                p.k, &alpha, operands[p.a], CUDA_R_16BF, p.lda, operands[p.b], CUDA_R_16BF, p.ldb, &p.beta, c, c_type,
-                                p.ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+                                    p.k, &alpha, operands[p.a], CUDA_R_16BF, p.lda, operands[p.b], CUDA_R_16BF, p.ldb, &p.beta, c, c_type,
+                                    p.ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 }  // namespace

@@ -44,13 +44,13 @@ MemoryPlan plan_memory(const GptConfig& config, const TrainSettings& settings, i
   MemoryPlan plan;
   plan.weights = f32 * n.params + bf16 * n.weights;
   plan.gradients = f32 * n.grads;
-  plan.activations = f32 * (n.encoded + n.res2 + n.res3 + n.ln1_mean + n.ln1_rstd + n.ln2_mean + n.ln2_rstd + n.lse +
-                            n.lnf_mean + n.lnf_rstd + n.losses + n.branch + n.dresidual + n.dln + n.attention_scratch) +
-                     bf16 * (n.ln1 + n.qkv + n.atty + n.ln2 + n.fch + n.fch_gelu + n.lnf + n.dresidual_bf16 + n.datty +
-                             n.dqkv + n.dfch_gelu + n.dfch + n.ones);
+  plan.activations = f32 * (n.encoded + n.res2 + n.res3 + n.ln1_mean + n.ln1_rstd + n.ln2_mean + n.ln2_rstd + n.lse + n.lnf_mean +
+                            n.lnf_rstd + n.losses + n.branch + n.dresidual + n.dln + n.attention_scratch) +
+                     bf16 * (n.ln1 + n.qkv + n.atty + n.ln2 + n.fch + n.fch_gelu + n.lnf + n.dresidual_bf16 + n.datty + n.dqkv +
+                             n.dfch_gelu + n.dfch + n.ones);
   plan.logits = f32 * n.logits + bf16 * n.dlogits;
-  plan.other = i32 * (n.inputs + n.targets + n.group_tokens + n.group_offsets + n.group_positions) +
-               8 * (kSumOfSquaresPartials + 1) + kHostValueScratchBytes;
+  plan.other = i32 * (n.inputs + n.targets + n.group_tokens + n.group_offsets + n.group_positions) + 8 * (kSumOfSquaresPartials + 1) +
+               kHostValueScratchBytes;
 
   // The AdamW moments and ZeRO-1's staging, by the backend's own shard rule.
   const bool zero1 = zero1_in_effect(settings, world);
@@ -60,8 +60,9 @@ MemoryPlan plan_memory(const GptConfig& config, const TrainSettings& settings, i
     const std::vector<Bucket> buckets = plan_buckets(layout.tensors(), settings.first_bucket_bytes, settings.bucket_bytes);
     state = 0;
     for (const Segment& s : owned_segments(buckets, world, 0)) state += s.count;  // rank 0 owns the most (or as much)
-    std::uint64_t largest = 0;  // one padded bucket at a time (cuda_backend.cu)
-    for (const Bucket& b : buckets) largest = std::max<std::uint64_t>(largest, shard_of(b, world, 0).chunk * static_cast<std::uint64_t>(world));
+    std::uint64_t largest = 0;                                                    // one padded bucket at a time (cuda_backend.cu)
+    for (const Bucket& b : buckets)
+      largest = std::max<std::uint64_t>(largest, shard_of(b, world, 0).chunk * static_cast<std::uint64_t>(world));
     plan.zero1_staging = f32 * largest;
   }
   plan.optimizer = 2 * f32 * state;
@@ -90,8 +91,7 @@ std::string does_not_fit(const MemoryPlan& plan, std::uint64_t available, const 
                 "%.2f GiB free; activations and logits take %.2f GiB at micro-batch %d: lower --micro-batch (use --grad-accum "
                 "for the same batch)%s",
                 gib(plan.total() + kRuntimeReserveBytes), gib(plan.total()), gib(kRuntimeReserveBytes), gib(available),
-                gib(plan.activations + plan.logits), config.micro_batch,
-                zero1 ? "" : ", or shard the AdamW state with --zero1");
+                gib(plan.activations + plan.logits), config.micro_batch, zero1 ? "" : ", or shard the AdamW state with --zero1");
   return line;
 }
 

@@ -15,12 +15,11 @@ namespace gpudirect::train::cuda {
 // Element counts of every device buffer of CudaGpt (gpt_cuda.cuh names them with a trailing _).
 struct ModelBufferSizes {
   // fp32
-  std::size_t params = 0, grads = 0, encoded = 0, res2 = 0, res3 = 0, ln1_mean = 0, ln1_rstd = 0, ln2_mean = 0,
-              ln2_rstd = 0, lse = 0, lnf_mean = 0, lnf_rstd = 0, logits = 0, losses = 0, branch = 0, dresidual = 0,
-              dln = 0, attention_scratch = 0;
+  std::size_t params = 0, grads = 0, encoded = 0, res2 = 0, res3 = 0, ln1_mean = 0, ln1_rstd = 0, ln2_mean = 0, ln2_rstd = 0, lse = 0,
+              lnf_mean = 0, lnf_rstd = 0, logits = 0, losses = 0, branch = 0, dresidual = 0, dln = 0, attention_scratch = 0;
   // bf16
-  std::size_t weights = 0, ln1 = 0, qkv = 0, atty = 0, ln2 = 0, fch = 0, fch_gelu = 0, lnf = 0, dlogits = 0,
-              dresidual_bf16 = 0, datty = 0, dqkv = 0, dfch_gelu = 0, dfch = 0, ones = 0;
+  std::size_t weights = 0, ln1 = 0, qkv = 0, atty = 0, ln2 = 0, fch = 0, fch_gelu = 0, lnf = 0, dlogits = 0, dresidual_bf16 = 0, datty = 0,
+              dqkv = 0, dfch_gelu = 0, dfch = 0, ones = 0;
   // int32
   std::size_t inputs = 0, targets = 0, group_tokens = 0, group_offsets = 0, group_positions = 0;
 };
@@ -29,13 +28,13 @@ ModelBufferSizes model_buffer_sizes(const GptConfig& config);
 
 // Bytes per GPU, by what they hold.
 struct MemoryPlan {
-  std::uint64_t weights = 0;      // fp32 master parameters and their bf16 copy
-  std::uint64_t gradients = 0;    // fp32, the whole model (buckets are views of it)
-  std::uint64_t optimizer = 0;    // AdamW moments: this rank's shard under ZeRO-1, else all
+  std::uint64_t weights = 0;        // fp32 master parameters and their bf16 copy
+  std::uint64_t gradients = 0;      // fp32, the whole model (buckets are views of it)
+  std::uint64_t optimizer = 0;      // AdamW moments: this rank's shard under ZeRO-1, else all
   std::uint64_t zero1_staging = 0;  // ZeRO-1's padded bucket buffer (the largest bucket)
-  std::uint64_t activations = 0;  // saved for backward, and backward's scratch
-  std::uint64_t logits = 0;       // fp32 logits and bf16 dlogits, B x T x V
-  std::uint64_t other = 0;        // tokens, the gradient-norm partials, the host-value scratch
+  std::uint64_t activations = 0;    // saved for backward, and backward's scratch
+  std::uint64_t logits = 0;         // fp32 logits and bf16 dlogits, B x T x V
+  std::uint64_t other = 0;          // tokens, the gradient-norm partials, the host-value scratch
   std::uint64_t total() const { return weights + gradients + optimizer + zero1_staging + activations + logits + other; }
 };
 

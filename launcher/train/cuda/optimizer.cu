@@ -10,7 +10,8 @@ namespace {
 // The update of ../optimizer.cpp, element by element, in fp32.
 __global__ void adamw_kernel(float* p, const float* g, float* m, float* v, std::size_t n, float lr, float beta1, float beta2, float eps,
                              float decay, float grad_scale, float correction1, float correction2) {
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     const float grad = g[i] * grad_scale;
     const float mi = beta1 * m[i] + (1.0f - beta1) * grad;
     const float vi = beta2 * v[i] + (1.0f - beta2) * grad * grad;
@@ -27,7 +28,8 @@ __global__ void adamw_kernel(float* p, const float* g, float* m, float* v, std::
 __global__ void sum_of_squares_partial_kernel(double* partials, const float* x, std::size_t n) {
   __shared__ double shared[kThreadsPerBlock / kWarpSize];
   double sum = 0;
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n; i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
     sum += static_cast<double>(x[i]) * x[i];
   sum = block_sum(sum, shared);
   if (threadIdx.x == 0) partials[blockIdx.x] = sum;
@@ -47,7 +49,7 @@ void adamw_update(float* parameters, const float* gradients, float* m, float* v,
                   float epsilon, float weight_decay, float grad_scale, float correction1, float correction2, cudaStream_t stream) {
   if (count == 0) return;
   adamw_kernel<<<grid_stride_blocks(count), kThreadsPerBlock, 0, stream>>>(parameters, gradients, m, v, count, lr, beta1, beta2, epsilon,
-                                                                          weight_decay, grad_scale, correction1, correction2);
+                                                                           weight_decay, grad_scale, correction1, correction2);
   GPUDIRECT_LAUNCHED();
 }
 

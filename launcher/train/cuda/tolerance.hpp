@@ -12,9 +12,9 @@ namespace gpudirect::train::cuda {
 
 // The bounds tests/gpu/check_cuda_training.sh applies (the reasons are in tolerance.cpp).
 struct Tolerance {
-  double relative_l2 = 5e-2;   // per gradient tensor
-  double absolute_l2 = 1e-6;   // a tensor whose reference norm is below this passes when the difference is too
-  double loss_relative = 1e-2; // the mean cross-entropy
+  double relative_l2 = 5e-2;    // per gradient tensor
+  double absolute_l2 = 1e-6;    // a tensor whose reference norm is below this passes when the difference is too
+  double loss_relative = 1e-2;  // the mean cross-entropy
 };
 
 struct Comparison {
@@ -23,7 +23,7 @@ struct Comparison {
   double relative_l2 = 0;      // difference / reference (0 when both are 0)
   double max_abs = 0;          // worst element
   std::size_t max_index = 0;
-  bool finite = true;          // every element of got is finite
+  bool finite = true;  // every element of got is finite
 };
 
 // Throws std::invalid_argument when the sizes differ.

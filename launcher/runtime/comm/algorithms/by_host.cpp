@@ -82,7 +82,8 @@ void ByHost::reduce_scatter(const Call& world, const void* send, void* recv, std
     const char* blocks = in + static_cast<std::size_t>(ranks_[h][0]) * block;
     if (!consecutive(h)) {
       char* gathered = world.scratch(places * block, 1);
-      for (std::size_t p = 0; p < places; ++p) std::memcpy(gathered + p * block, in + static_cast<std::size_t>(ranks_[h][p]) * block, block);
+      for (std::size_t p = 0; p < places; ++p)
+        std::memcpy(gathered + p * block, in + static_cast<std::size_t>(ranks_[h][p]) * block, block);
       blocks = gathered;
     }
     local_.reduce_scatter(blocks, column + h * block, count, type, partial);

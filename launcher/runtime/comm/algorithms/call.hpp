@@ -18,12 +18,12 @@ inline constexpr std::size_t kSmallAllReduceBytes = 64 * 1024;
 // were chosen by measuring `gpudirect-launch bench` (docs/performance.md); tests set them low to
 // run every path.
 struct CollectiveTuning {
-  std::size_t direct_all_reduce_bytes = 1 << 20;      // buffer size from which all_reduce reads directly
-  std::size_t direct_all_gather_bytes = 4 << 20;      // receive buffer size from which all_gather does
-  std::size_t direct_reduce_scatter_bytes = 4 << 20;  // send buffer size from which reduce_scatter does
-  std::size_t chunk_bytes = 256 * 1024;               // moved, then reduced while in cache
-  std::size_t staged_min_bytes = 0;                   // buffer size from which staging (where there is) takes over
-  std::size_t piece_bytes = 1 << 20;                  // over a network: a ring step's messages
+  std::size_t direct_all_reduce_bytes = 1 << 20;         // buffer size from which all_reduce reads directly
+  std::size_t direct_all_gather_bytes = 4 << 20;         // receive buffer size from which all_gather does
+  std::size_t direct_reduce_scatter_bytes = 4 << 20;     // send buffer size from which reduce_scatter does
+  std::size_t chunk_bytes = 256 * 1024;                  // moved, then reduced while in cache
+  std::size_t staged_min_bytes = 0;                      // buffer size from which staging (where there is) takes over
+  std::size_t piece_bytes = 1 << 20;                     // over a network: a ring step's messages
   std::size_t by_host_bytes = kSmallAllReduceBytes + 1;  // a job across hosts in host groups: all_reduce, all_gather and
                                                          // reduce_scatter of buffers from this size run by host
                                                          // (by_host.hpp); kNever: one ring over all ranks

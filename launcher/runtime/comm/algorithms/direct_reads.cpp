@@ -72,8 +72,8 @@ void direct_all_reduce(const Call& call, const void* send, void* recv, std::size
   // blocks of this buffer, so writing our block while they read is safe.
   const auto mine = static_cast<std::size_t>(r);
   const std::size_t first = offsets[mine], elements = offsets[mine + 1] - first;
-  reduce_block_from_peers(call, static_cast<const char*>(send) + first * element, data + first * element, inputs, first * element,
-                          elements, type, op);
+  reduce_block_from_peers(call, static_cast<const char*>(send) + first * element, data + first * element, inputs, first * element, elements,
+                          type, op);
   if (op == ReduceOp::avg) divide_for_average(data + first * element, elements, type, n);
   direct_barrier(call, step);  // every block is final
   // All-gather: the other blocks from their owners' results.

@@ -27,26 +27,40 @@ void nccl_check(ncclResult_t rc, const char* what) {
 
 ncclDataType_t to_nccl(DataType type) {
   switch (type) {
-    case DataType::float32: return ncclFloat32;
-    case DataType::float64: return ncclFloat64;
-    case DataType::float16: return ncclFloat16;
-    case DataType::bfloat16: return ncclBfloat16;
-    case DataType::int8: return ncclInt8;
-    case DataType::uint8: return ncclUint8;
-    case DataType::int32: return ncclInt32;
-    case DataType::int64: return ncclInt64;
-    case DataType::uint64: return ncclUint64;
+    case DataType::float32:
+      return ncclFloat32;
+    case DataType::float64:
+      return ncclFloat64;
+    case DataType::float16:
+      return ncclFloat16;
+    case DataType::bfloat16:
+      return ncclBfloat16;
+    case DataType::int8:
+      return ncclInt8;
+    case DataType::uint8:
+      return ncclUint8;
+    case DataType::int32:
+      return ncclInt32;
+    case DataType::int64:
+      return ncclInt64;
+    case DataType::uint64:
+      return ncclUint64;
   }
   return ncclFloat32;
 }
 
 ncclRedOp_t to_nccl(ReduceOp op) {
   switch (op) {
-    case ReduceOp::sum: return ncclSum;
-    case ReduceOp::prod: return ncclProd;
-    case ReduceOp::min: return ncclMin;
-    case ReduceOp::max: return ncclMax;
-    case ReduceOp::avg: return ncclAvg;
+    case ReduceOp::sum:
+      return ncclSum;
+    case ReduceOp::prod:
+      return ncclProd;
+    case ReduceOp::min:
+      return ncclMin;
+    case ReduceOp::max:
+      return ncclMax;
+    case ReduceOp::avg:
+      return ncclAvg;
   }
   return ncclSum;
 }
@@ -82,8 +96,10 @@ class Health {
 // Polling a GPU for completion: spin (yielding) for the first 2 ms so short collectives are timed
 // right, then sleep in small steps so a long wait does not burn a core.
 void pause_since(Clock::time_point start) {
-  if (Clock::now() - start < std::chrono::milliseconds(2)) std::this_thread::yield();
-  else std::this_thread::sleep_for(std::chrono::microseconds(50));
+  if (Clock::now() - start < std::chrono::milliseconds(2))
+    std::this_thread::yield();
+  else
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
 }
 
 struct Event {
@@ -121,7 +137,10 @@ class EventRequest final : public Request {
 class NcclCommunicator final : public Communicator {
  public:
   NcclCommunicator(bootstrap::Session& session, std::chrono::milliseconds timeout)
-      : rank_(session.context.rank), size_(session.context.size), timeout_(timeout), host_(session.context.hostname),
+      : rank_(session.context.rank),
+        size_(session.context.size),
+        timeout_(timeout),
+        host_(session.context.hostname),
         health_(std::make_shared<Health>()) {
     const int devices = nccl_device_count();
     if (devices == 0) throw CommError("NCCL: no GPU visible to this rank (CUDA_VISIBLE_DEVICES?)");
@@ -201,8 +220,10 @@ class NcclCommunicator final : public Communicator {
     call("alltoall (ncclSend/ncclRecv group)", [&] {
       nccl_check(ncclGroupStart(), "ncclGroupStart");
       for (int peer = 0; peer < size_; ++peer) {
-        nccl_check(ncclSend(static_cast<const char*>(s) + static_cast<std::size_t>(peer) * block, c, to_nccl(t), peer, comm_, stream_), "ncclSend");
-        nccl_check(ncclRecv(static_cast<char*>(r) + static_cast<std::size_t>(peer) * block, c, to_nccl(t), peer, comm_, stream_), "ncclRecv");
+        nccl_check(ncclSend(static_cast<const char*>(s) + static_cast<std::size_t>(peer) * block, c, to_nccl(t), peer, comm_, stream_),
+                   "ncclSend");
+        nccl_check(ncclRecv(static_cast<char*>(r) + static_cast<std::size_t>(peer) * block, c, to_nccl(t), peer, comm_, stream_),
+                   "ncclRecv");
       }
       return ncclGroupEnd();
     });

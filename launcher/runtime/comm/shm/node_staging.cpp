@@ -123,7 +123,8 @@ NodeStaging stage_on_one_host(const bootstrap::LaunchContext& context, bootstrap
   if (context.size < 2 ||
       std::any_of(all.begin(), all.end(), [&](const std::string& h) { return h.empty() || before_bar(h) != before_bar(all[0]); }))
     return staging;
-  if (why_not.empty()) staging.memory = map_staging_segment(store, context.rank, layout.bytes(), &why_not, layout.ranges_used_by(context.rank));
+  if (why_not.empty())
+    staging.memory = map_staging_segment(store, context.rank, layout.bytes(), &why_not, layout.ranges_used_by(context.rank));
   if (!staging.memory) {
     if (context.rank == 0)
       std::fprintf(stderr, "gpudirect-launch: collectives go over libfabric messages only, not shared memory (%s)\n", why_not.c_str());
@@ -151,7 +152,8 @@ NodeStaging stage_on_one_host(const bootstrap::LaunchContext& context, bootstrap
     staging.shareable = std::make_unique<ShareableMemory>();
     direct->own = staging.shareable.get();
   }
-  staging.collectives = std::make_unique<StagedCollectives>(staging.memory->data(), layout, context.rank, std::move(wait), std::move(direct));
+  staging.collectives =
+      std::make_unique<StagedCollectives>(staging.memory->data(), layout, context.rank, std::move(wait), std::move(direct));
   return staging;
 }
 

@@ -18,10 +18,10 @@ namespace gpudirect::comm {
 
 // Where a buffer lies, as a peer needs it to map it (travels through a staging slot).
 struct SharedLocation {
-  std::uint64_t allocation = 0;        // the owner's id of the allocation, never reused
-  std::int64_t fd = -1;                // its memfd in the owner's process
+  std::uint64_t allocation = 0;  // the owner's id of the allocation, never reused
+  std::int64_t fd = -1;          // its memfd in the owner's process
   std::uint64_t allocation_bytes = 0;
-  std::uint64_t offset = 0;            // of the buffer within the allocation
+  std::uint64_t offset = 0;  // of the buffer within the allocation
 };
 
 class ShareableMemory {
@@ -44,7 +44,7 @@ class ShareableMemory {
     int fd;
     std::uint64_t id;
   };
-  mutable std::mutex mutex_;  // allocate/release on the caller's thread, locate on the communicator's
+  mutable std::mutex mutex_;                       // allocate/release on the caller's thread, locate on the communicator's
   std::map<const char*, Allocation> allocations_;  // by first byte
   std::uint64_t next_id_ = 1;
 };

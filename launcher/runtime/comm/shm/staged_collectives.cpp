@@ -69,10 +69,14 @@ StagingLayout StagingLayout::for_ranks(int ranks, std::size_t budget, std::size_
   // Rings multiply as ranks squared: first fewer slots (four still keep the pipeline full), then
   // smaller slots (down to 16 KiB), then two slots.
   while (layout.bytes() > budget) {
-    if (layout.slots > 4) layout.slots /= 2;
-    else if (layout.chunk_bytes > kMinChunkBytes && layout.chunk_bytes % 128 == 0) layout.chunk_bytes /= 2;
-    else if (layout.slots > 2) layout.slots /= 2;
-    else break;
+    if (layout.slots > 4)
+      layout.slots /= 2;
+    else if (layout.chunk_bytes > kMinChunkBytes && layout.chunk_bytes % 128 == 0)
+      layout.chunk_bytes /= 2;
+    else if (layout.slots > 2)
+      layout.slots /= 2;
+    else
+      break;
   }
   if (layout.bytes() > budget)
     throw std::invalid_argument(std::to_string(ranks) + " ranks on one host need " + std::to_string(layout.bytes() >> 20) +
@@ -97,9 +101,7 @@ std::vector<std::pair<std::size_t, std::size_t>> StagingLayout::ranges_used_by(i
   return ranges;
 }
 
-std::size_t StagingLayout::header_bytes() const {
-  return round_up(kCacheLine * (1 + static_cast<std::size_t>(ranks)), kPage);
-}
+std::size_t StagingLayout::header_bytes() const { return round_up(kCacheLine * (1 + static_cast<std::size_t>(ranks)), kPage); }
 
 // One call's wait for its peers: a turn that moved nothing yields the core (ranks may outnumber
 // cores, and the peer we wait for may need ours); no progress for the timeout fails the call.
@@ -154,7 +156,6 @@ StagedCollectives::StagedCollectives(void* memory, StagingLayout layout, int ran
   }
 }
 
-
 std::uint64_t* StagedCollectives::written(std::size_t ring) const {
   return reinterpret_cast<std::uint64_t*>(memory_ + ring * layout_.ring_bytes());
 }
@@ -185,8 +186,8 @@ const char* StagedCollectives::map_peer(int peer, const SharedLocation& where, s
   try {
     return peer_buffers_->map(peer, where, bytes);
   } catch (const std::runtime_error& e) {
-    const std::string message = "rank " + std::to_string(rank_) + " on " + wait_.host + " cannot read rank " + std::to_string(peer) + "'s " +
-                                what + " where it lies (" + e.what() +
+    const std::string message = "rank " + std::to_string(rank_) + " on " + wait_.host + " cannot read rank " + std::to_string(peer) +
+                                "'s " + what + " where it lies (" + e.what() +
                                 "); GPUDIRECT_COMM_DIRECT_READS=0 copies it through the staging slots instead";
     if (wait_.on_failure) wait_.on_failure(message);
     throw CommError(message);
@@ -271,8 +272,10 @@ void StagedCollectives::all_gather(const void* send, void* recv, std::size_t cou
       if (const int reading = reader_behind(mine, 1); reading >= 0) done = false, waiting_for = reading;
     }
     if (done) return;
-    if (moved) progress.moved();
-    else progress.idle(waiting_for);
+    if (moved)
+      progress.moved();
+    else
+      progress.idle(waiting_for);
   }
 }
 
@@ -331,8 +334,10 @@ void StagedCollectives::reduce_blocks(const char* send, char* own_out, const std
         for (int s = 1; s < n; ++s) {
           const std::size_t ring = peer_ring((rank_ + s) % n, rank_);
           const char* theirs = slot(ring, read_by_me_[ring]);
-          if (s == 1) reduce_pair(target, own_in + at, theirs, elements, type, op);
-          else reduce_into(target, theirs, elements, type, op);
+          if (s == 1)
+            reduce_pair(target, own_in + at, theirs, elements, type, op);
+          else
+            reduce_into(target, theirs, elements, type, op);
           consume(ring);
         }
         if (op == ReduceOp::avg) divide_for_average(target, elements, type, n);
@@ -364,8 +369,10 @@ void StagedCollectives::reduce_blocks(const char* send, char* own_out, const std
       consume(ring);
       --remaining, moved = true;
     }
-    if (moved) progress.moved();
-    else progress.idle(waiting_for);
+    if (moved)
+      progress.moved();
+    else
+      progress.idle(waiting_for);
   }
 }
 
@@ -417,8 +424,10 @@ void StagedCollectives::reduce(const char* send, char* own_out, const std::vecto
       in_place = can_be_read(places[p]);
     }
     if (announced && (!in_place || std::all_of(heard.begin(), heard.end(), [](bool h) { return h; }))) break;
-    if (moved) progress.moved();
-    else progress.idle(waiting_for);
+    if (moved)
+      progress.moved();
+    else
+      progress.idle(waiting_for);
   }
   if (!in_place) return reduce_blocks(send, own_out, offsets, type, op, results, true);
   std::vector<const char*> inputs(static_cast<std::size_t>(n), nullptr), outputs(static_cast<std::size_t>(n), nullptr);
@@ -458,8 +467,10 @@ void StagedCollectives::reduce_blocks_directly(const char* send, char* own_out, 
       char* target = own_out + at;
       for (int s = 1; s < n; ++s) {
         const char* theirs = inputs[static_cast<std::size_t>((rank_ + s) % n)] + own_at + at;
-        if (s == 1) reduce_pair(target, send + own_at + at, theirs, elements, type, op);
-        else reduce_into(target, theirs, elements, type, op);
+        if (s == 1)
+          reduce_pair(target, send + own_at + at, theirs, elements, type, op);
+        else
+          reduce_into(target, theirs, elements, type, op);
       }
       if (op == ReduceOp::avg) divide_for_average(target, elements, type, n);
       if (results) publish(mine);  // a count, no slot: the chunk lies in our output
@@ -493,8 +504,10 @@ void StagedCollectives::reduce_blocks_directly(const char* send, char* own_out, 
       if (reading < 0) return;
       waiting_for = reading;
     }
-    if (moved) progress.moved();
-    else progress.idle(waiting_for);
+    if (moved)
+      progress.moved();
+    else
+      progress.idle(waiting_for);
   }
 }
 

@@ -102,8 +102,8 @@ class StagedCollectives {
   // Through the rings: reduces this rank's block from every rank's chunks of it; with `results`,
   // also publishes each reduced chunk and copies the other blocks' results into `results`.
   // `announced`: every peer's broadcast ring starts with an announcement to pass over.
-  void reduce_blocks(const char* send, char* own_out, const std::vector<std::size_t>& offsets, DataType type, ReduceOp op,
-                     char* results, bool announced);
+  void reduce_blocks(const char* send, char* own_out, const std::vector<std::size_t>& offsets, DataType type, ReduceOp op, char* results,
+                     bool announced);
   // In place: reduces this rank's block from the peers' `inputs` (mapped), copies the other blocks'
   // results from their owners' `outputs`.
   void reduce_blocks_directly(const char* send, char* own_out, const std::vector<std::size_t>& offsets, DataType type, ReduceOp op,

@@ -27,11 +27,14 @@ std::string map_object(const std::string& name, std::size_t bytes, bool created,
   if (fd < 0) return errno_text("shm_open " + name);
   std::string error;
   if (created) {
-    if (const auto why = reserve_pages(fd, bytes); !why.empty()) error = "reserving " + std::to_string(bytes >> 20) + " MiB in /dev/shm: " + why;
+    if (const auto why = reserve_pages(fd, bytes); !why.empty())
+      error = "reserving " + std::to_string(bytes >> 20) + " MiB in /dev/shm: " + why;
   } else {
     struct stat info {};
-    if (::fstat(fd, &info) != 0) error = errno_text("fstat " + name);
-    else if (static_cast<std::size_t>(info.st_size) != bytes) error = name + " has " + std::to_string(info.st_size) + " bytes, not " + std::to_string(bytes);
+    if (::fstat(fd, &info) != 0)
+      error = errno_text("fstat " + name);
+    else if (static_cast<std::size_t>(info.st_size) != bytes)
+      error = name + " has " + std::to_string(info.st_size) + " bytes, not " + std::to_string(bytes);
   }
   if (error.empty())
     if (const auto why = map_for_writing(fd, bytes, memory, used); !why.empty()) error = name + ": " + why;

@@ -43,8 +43,7 @@ void remove_stale_shm_regions_of_this_pid() {
   while (const dirent* entry = ::readdir(dir)) {
     struct stat info {};
     if (std::strncmp(entry->d_name, prefix.c_str(), prefix.size()) != 0) continue;
-    if (::fstatat(::dirfd(dir), entry->d_name, &info, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(info.st_mode) &&
-        info.st_uid == ::geteuid())
+    if (::fstatat(::dirfd(dir), entry->d_name, &info, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(info.st_mode) && info.st_uid == ::geteuid())
       ::unlinkat(::dirfd(dir), entry->d_name, 0);
   }
   ::closedir(dir);
@@ -70,7 +69,8 @@ std::string to_hex(const std::vector<char>& bytes) {
 
 std::vector<char> from_hex(const std::string& text) {
   std::vector<char> out;
-  for (std::size_t i = 0; i + 1 < text.size(); i += 2) out.push_back(static_cast<char>(
+  for (std::size_t i = 0; i + 1 < text.size(); i += 2)
+    out.push_back(static_cast<char>(
         parse_integer<unsigned>(std::string_view(text).substr(i, 2), "libfabric address from the rendezvous store", 0, 255, 16)));
   return out;
 }
@@ -155,8 +155,7 @@ struct Link {
 
 class FabricTransport final : public Transport {
  public:
-  FabricTransport(const bootstrap::LaunchContext& context, bootstrap::Store& store, const FabricOptions& options,
-                  std::string* description)
+  FabricTransport(const bootstrap::LaunchContext& context, bootstrap::Store& store, const FabricOptions& options, std::string* description)
       : rank_(context.rank), size_(context.size), timeout_(options.timeout), store_(store), abort_(store.abort_signal()) {
     hosts_ = store.all_gather("fabric/hosts", context.hostname);
     const auto& hosts = hosts_;
@@ -178,9 +177,8 @@ class FabricTransport final : public Transport {
     // the network stack's loopback, unless FI_PROVIDER names one provider for all or
     // GPUDIRECT_FABRIC_LOCAL_SHM=0. Decided from the host list, so every rank decides alike.
     const char* local_shm = std::getenv("GPUDIRECT_FABRIC_LOCAL_SHM");
-    const bool host_shared = std::any_of(hosts.begin(), hosts.end(), [&](const std::string& h) {
-      return std::count(hosts.begin(), hosts.end(), h) > 1;
-    });
+    const bool host_shared =
+        std::any_of(hosts.begin(), hosts.end(), [&](const std::string& h) { return std::count(hosts.begin(), hosts.end(), h) > 1; });
     const bool two_links = provider.empty() && !one_host && host_shared && !(local_shm && std::string(local_shm) == "0");
     if (provider.empty() && one_host) provider = "shm";
 
@@ -256,8 +254,8 @@ class FabricTransport final : public Transport {
   bool can_read_remote() const override { return remote_reads_; }
   bool overlaps_transfers() const override { return overlaps_; }
 
-  void exchange_pieces(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes,
-                       std::uint32_t tag, std::size_t piece_bytes, const std::function<void(std::size_t, std::size_t)>& received) override {
+  void exchange_pieces(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes, std::uint32_t tag,
+                       std::size_t piece_bytes, const std::function<void(std::size_t, std::size_t)>& received) override {
     if (!broken_.empty()) throw CommError(broken_);
     auto pieces = [&](int peer, std::size_t bytes) { return peer >= 0 && bytes ? (bytes + piece_bytes - 1) / piece_bytes : 0; };
     const std::size_t recv_pieces = piece_bytes ? pieces(from, recv_bytes) : 0, send_pieces = piece_bytes ? pieces(to, send_bytes) : 0;
@@ -343,9 +341,12 @@ class FabricTransport final : public Transport {
     char mine[32];
     std::snprintf(mine, sizeof mine, "%.3f", cma_speed_relative_to_memcpy());
     const auto all = store.all_gather("fabric/cma", mine);
-    const double slowest = std::strtod(std::min_element(all.begin(), all.end(), [](const std::string& a, const std::string& b) {
-                                         return std::strtod(a.c_str(), nullptr) < std::strtod(b.c_str(), nullptr);
-                                       })->c_str(), nullptr);
+    const double slowest = std::strtod(std::min_element(all.begin(), all.end(),
+                                                        [](const std::string& a, const std::string& b) {
+                                                          return std::strtod(a.c_str(), nullptr) < std::strtod(b.c_str(), nullptr);
+                                                        })
+                                           ->c_str(),
+                                       nullptr);
     if (slowest >= kCmaWorthIt) return true;
     ::setenv("FI_SHM_DISABLE_CMA", "1", 1);
     return false;
@@ -395,8 +396,8 @@ class FabricTransport final : public Transport {
   // chunk number in the tag), the receives first so a peer's early send finds its buffer; ops_
   // holds the receives, in order, then the sends. Reused call after call: no allocation per
   // exchange (the vector only grows).
-  void post_in_pieces(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes,
-                      std::uint32_t tag, std::size_t piece) {
+  void post_in_pieces(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes, std::uint32_t tag,
+                      std::size_t piece) {
     const std::size_t send_pieces = to >= 0 && send_bytes ? (send_bytes + piece - 1) / piece : 0;
     const std::size_t recv_pieces = from >= 0 && recv_bytes ? (recv_bytes + piece - 1) / piece : 0;
     ops_.assign(recv_pieces + send_pieces, Operation{});
@@ -404,8 +405,8 @@ class FabricTransport final : public Transport {
       char* base = static_cast<char*>(recv) + c * piece;
       const std::size_t bytes = std::min(piece, recv_bytes - c * piece);
       ops_[c].peer = from;
-      post([&] { return fi_trecv(ep(from), base, bytes, nullptr, address(from), full_tag(tag, from, c), 0, &ops_[c].context); },
-           "fi_trecv", from);
+      post([&] { return fi_trecv(ep(from), base, bytes, nullptr, address(from), full_tag(tag, from, c), 0, &ops_[c].context); }, "fi_trecv",
+           from);
     }
     for (std::size_t c = 0; c < send_pieces; ++c) {
       const char* base = static_cast<const char*>(send) + c * piece;
@@ -484,8 +485,8 @@ class FabricTransport final : public Transport {
       fi_cq_err_entry error{};
       fi_cq_readerr(link.cq, &error, 0);
       const int peer = error.op_context ? reinterpret_cast<Operation*>(error.op_context)->peer : -1;
-      fail((peer >= 0 ? who(peer) : std::string("a peer")) + ": a transfer with it from " + who(rank_) + " failed: " +
-               fi_cq_strerror(link.cq, error.prov_errno, error.err_data, nullptr, 0) + " (" + fi_strerror(error.err) + ")",
+      fail((peer >= 0 ? who(peer) : std::string("a peer")) + ": a transfer with it from " + who(rank_) +
+               " failed: " + fi_cq_strerror(link.cq, error.prov_errno, error.err_data, nullptr, 0) + " (" + fi_strerror(error.err) + ")",
            false);
     }
     throw CommError("libfabric: " + fi_error("fi_cq_read", n));

@@ -14,8 +14,8 @@
 namespace gpudirect::comm {
 
 struct FabricOptions {
-  std::string provider;   // "" = FI_PROVIDER, else shm when every rank is on one host, else net or tcp;ofi_rxm
-  std::string interface;  // "" = FI_TCP_IFACE, else the first of GPUDIRECT_NICS, else libfabric's choice
+  std::string provider;                      // "" = FI_PROVIDER, else shm when every rank is on one host, else net or tcp;ofi_rxm
+  std::string interface;                     // "" = FI_TCP_IFACE, else the first of GPUDIRECT_NICS, else libfabric's choice
   std::chrono::milliseconds timeout{30000};  // no progress for this long: the peer is unreachable
 };
 

@@ -9,8 +9,10 @@ namespace gpudirect::comm {
 GroupTransport::GroupTransport(Transport& parent, std::vector<int> members) : parent_(parent), members_(std::move(members)) {
   std::vector<int> sorted = members_;
   std::sort(sorted.begin(), sorted.end());
-  if (sorted.empty() || sorted.front() < 0 || sorted.back() >= parent.size() || std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
-    throw std::invalid_argument("group transport: members must be distinct ranks of the parent (0.." + std::to_string(parent.size() - 1) + ")");
+  if (sorted.empty() || sorted.front() < 0 || sorted.back() >= parent.size() ||
+      std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    throw std::invalid_argument("group transport: members must be distinct ranks of the parent (0.." + std::to_string(parent.size() - 1) +
+                                ")");
   const auto mine = std::find(members_.begin(), members_.end(), parent.rank());
   if (mine == members_.end()) throw std::invalid_argument("group transport: rank " + std::to_string(parent.rank()) + " is not a member");
   rank_ = static_cast<int>(mine - members_.begin());

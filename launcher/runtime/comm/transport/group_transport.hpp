@@ -17,11 +17,10 @@ class GroupTransport final : public Transport {
 
   int rank() const override { return rank_; }
   int size() const override { return static_cast<int>(members_.size()); }
-  void exchange(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes,
-                std::uint32_t tag) override;
+  void exchange(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes, std::uint32_t tag) override;
   bool overlaps_transfers() const override { return parent_.overlaps_transfers(); }
-  void exchange_pieces(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes,
-                       std::uint32_t tag, std::size_t piece_bytes, const std::function<void(std::size_t, std::size_t)>& received) override;
+  void exchange_pieces(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes, std::uint32_t tag,
+                       std::size_t piece_bytes, const std::function<void(std::size_t, std::size_t)>& received) override;
   bool can_read_remote() const override { return parent_.can_read_remote(); }
   RemoteRegion expose(const void* data, std::size_t bytes) override { return parent_.expose(data, bytes); }
   void read(int peer, const RemoteRegion& region, std::size_t offset, void* local, std::size_t bytes) override;

@@ -11,8 +11,7 @@ class LoopbackTransport final : public Transport {
  public:
   int rank() const override { return 0; }
   int size() const override { return 1; }
-  void exchange(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes,
-                std::uint32_t) override {
+  void exchange(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes, std::uint32_t) override {
     if (to == 0 && from == 0 && send_bytes == recv_bytes && send_bytes > 0 && send != recv) std::memmove(recv, send, send_bytes);
   }
 };

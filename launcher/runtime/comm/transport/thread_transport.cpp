@@ -31,7 +31,12 @@ class ThreadTransport final : public Transport {
  public:
   ThreadTransport(std::shared_ptr<Mailboxes> shared, int rank, std::chrono::milliseconds timeout, bool remote_reads, bool pieces,
                   std::vector<std::string> hosts)
-      : shared_(std::move(shared)), rank_(rank), timeout_(timeout), remote_reads_(remote_reads), pieces_(pieces), hosts_(std::move(hosts)) {}
+      : shared_(std::move(shared)),
+        rank_(rank),
+        timeout_(timeout),
+        remote_reads_(remote_reads),
+        pieces_(pieces),
+        hosts_(std::move(hosts)) {}
 
   int rank() const override { return rank_; }
   int size() const override { return static_cast<int>(shared_->boxes.size()); }
@@ -46,11 +51,12 @@ class ThreadTransport final : public Transport {
   bool overlaps_transfers() const override { return pieces_; }
   // Every piece its own message (same tag: a mailbox keeps arrival order), each received piece
   // handed over as soon as it is taken.
-  void exchange_pieces(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes,
-                       std::uint32_t tag, std::size_t piece_bytes, const std::function<void(std::size_t, std::size_t)>& received) override {
+  void exchange_pieces(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes, std::uint32_t tag,
+                       std::size_t piece_bytes, const std::function<void(std::size_t, std::size_t)>& received) override {
     if (!pieces_ || piece_bytes == 0) throw std::logic_error("thread transport: exchange in pieces not enabled");
     auto pieces = [&](std::size_t bytes) { return (bytes + piece_bytes - 1) / piece_bytes; };
-    if (pieces(send_bytes) > kMaxPieces || pieces(recv_bytes) > kMaxPieces) throw CommError("thread transport: more than kMaxPieces pieces");
+    if (pieces(send_bytes) > kMaxPieces || pieces(recv_bytes) > kMaxPieces)
+      throw CommError("thread transport: more than kMaxPieces pieces");
     for (std::size_t at = 0; to >= 0 && at < send_bytes; at += piece_bytes)
       post(to, static_cast<const char*>(send) + at, std::min(piece_bytes, send_bytes - at), tag);
     for (std::size_t at = 0; from >= 0 && at < recv_bytes; at += piece_bytes) {
@@ -68,7 +74,8 @@ class ThreadTransport final : public Transport {
 
  private:
   void check_peer(int peer) const {
-    if (peer >= size()) throw CommError("thread transport: rank " + std::to_string(peer) + " is not a rank (0.." + std::to_string(size() - 1) + ")");
+    if (peer >= size())
+      throw CommError("thread transport: rank " + std::to_string(peer) + " is not a rank (0.." + std::to_string(size() - 1) + ")");
   }
 
   void post(int to, const void* data, std::size_t bytes, std::uint32_t tag) {
@@ -92,8 +99,8 @@ class ThreadTransport final : public Transport {
       return it != box.messages.end() && !it->second.empty();
     });
     if (!ready)
-      throw CommError("thread transport: rank " + std::to_string(rank_) + " got no message from rank " + std::to_string(from) +
-                      " (tag " + std::to_string(tag) + ") within " + std::to_string(timeout_.count()) + " ms");
+      throw CommError("thread transport: rank " + std::to_string(rank_) + " got no message from rank " + std::to_string(from) + " (tag " +
+                      std::to_string(tag) + ") within " + std::to_string(timeout_.count()) + " ms");
     auto it = box.messages.find(key);
     std::vector<char> message = std::move(it->second.front());
     it->second.pop_front();

@@ -29,8 +29,8 @@ class Transport {
   // Sends `send_bytes` to rank `to` and receives `recv_bytes` from rank `from`, both with `tag`
   // (the collective's sequence number and step), and returns when both are complete. A peer of -1
   // or 0 bytes skips that side. Throws CommError when a peer does not answer within the timeout.
-  virtual void exchange(int to, const void* send, std::size_t send_bytes, int from, void* recv,
-                        std::size_t recv_bytes, std::uint32_t tag) = 0;
+  virtual void exchange(int to, const void* send, std::size_t send_bytes, int from, void* recv, std::size_t recv_bytes,
+                        std::uint32_t tag) = 0;
 
   // A network moves data while the caller computes (the kernel or the NIC does it), so an exchange
   // may run in pieces, all under way at once: each piece of `piece_bytes` (the last one shorter) of
