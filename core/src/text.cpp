@@ -105,4 +105,40 @@ std::string host_name() {
   return name;
 }
 
+void append_xml_escaped(std::string& out, std::string_view value) {
+  for (const char c : value) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\t':
+        out += "&#9;";
+        break;
+      case '\n':
+        out += "&#10;";
+        break;
+      case '\r':
+        out += "&#13;";
+        break;
+      default:
+        out += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
+    }
+  }
+}
+
+std::string xml_escaped(std::string_view value) {
+  std::string out;
+  append_xml_escaped(out, value);
+  return out;
+}
+
 }  // namespace gpudirect

@@ -76,3 +76,12 @@ TEST_CASE("is_path_within compares whole path components", "[text]") {
   CHECK_FALSE(is_path_within("/ab", "/a"));
   CHECK_FALSE(is_path_within("/a", "/a/b"));
 }
+
+TEST_CASE("xml_escaped: entities, character references for tab and line breaks, other controls as spaces", "[text]") {
+  CHECK(gpudirect::xml_escaped("a&b<c>\"d\"") == "a&amp;b&lt;c&gt;&quot;d&quot;");
+  CHECK(gpudirect::xml_escaped("x\ty\nz\r") == "x&#9;y&#10;z&#13;");
+  CHECK(gpudirect::xml_escaped(std::string("a\x01"
+                                           "b",
+                                           3)) == "a b");
+  CHECK(gpudirect::xml_escaped("node7 \xc3\xa9") == "node7 \xc3\xa9");  // UTF-8 passes through
+}

@@ -50,4 +50,10 @@ bool is_path_within(std::string_view path, std::string_view dir);
 // This machine's host name as gethostname() gives it; "unknown-host" if it cannot.
 std::string host_name();
 
+// Appends `value` escaped for XML text and attribute values: & < > " as entities, tab, newline and
+// carriage return as character references (so attributes keep them), any other control character
+// (not allowed in XML 1.0) as a space.
+void append_xml_escaped(std::string& out, std::string_view value);
+std::string xml_escaped(std::string_view value);
+
 }  // namespace gpudirect

@@ -60,42 +60,11 @@ bool is_hwloc_bitmap(std::string_view value) {
   return !words.empty();
 }
 
-// The seven escapes hwloc's parser undoes; libxml2 has already undone the file's own.
-void append_escaped(std::string& out, std::string_view value) {
-  for (const char c : value) {
-    switch (c) {
-      case '\n':
-        out += "&#10;";
-        break;
-      case '\r':
-        out += "&#13;";
-        break;
-      case '\t':
-        out += "&#9;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      default:
-        out += c;
-    }
-  }
-}
-
 void append_attribute(std::string& out, std::string_view name, std::string_view value) {
   out += ' ';
   out += name;
   out += "=\"";
-  append_escaped(out, value);
+  append_xml_escaped(out, value);
   out += '"';
 }
 

@@ -2,6 +2,8 @@
 
 #include "number_text.hpp"
 
+#include "gpudirect/text.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -9,29 +11,6 @@
 
 namespace gpudirect::launcher::health {
 namespace {
-
-std::string escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
-    }
-  }
-  return out;
-}
 
 // ratio = busbw / threshold: under 1 red (darker the lower), from 1 to 1.5 yellow to green.
 std::string colour(double ratio) {
@@ -120,7 +99,7 @@ std::string heat_map_svg(const std::vector<NodeVerdict>& nodes, const std::vecto
       << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height << "\" viewBox=\"0 0 " << width << ' '
       << height << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
       << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      << "<text x=\"" << left << "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" << escape(title) << "</text>\n";
+      << "<text x=\"" << left << "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" << xml_escaped(title) << "</text>\n";
 
   // Tiles: the node's name (red when bad) and verdict, then one line per pair run (a later run of
   // the same peer is a separate line: the second pass may repeat a first-pass peer).
@@ -132,7 +111,7 @@ std::string heat_map_svg(const std::vector<NodeVerdict>& nodes, const std::vecto
         << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"6\" height=\"" << tile_h << "\" fill=\"" << verdict_colour(n.verdict)
         << "\"/>\n"
         << "<text x=\"" << x + 12 << "\" y=\"" << y + 17 << "\" font-weight=\"bold\" fill=\""
-        << (n.verdict == Verdict::bad ? "#c00000" : "black") << "\">" << escape(n.node) << "</text>\n"
+        << (n.verdict == Verdict::bad ? "#c00000" : "black") << "\">" << xml_escaped(n.node) << "</text>\n"
         << "<text x=\"" << x + tile_w - 6 << "\" y=\"" << y + 17 << "\" text-anchor=\"end\" font-size=\"11\" fill=\""
         << verdict_colour(n.verdict) << "\">" << to_string(n.verdict) << "</text>\n";
     int line = 0;
@@ -140,11 +119,11 @@ std::string heat_map_svg(const std::vector<NodeVerdict>& nodes, const std::vecto
       const SweepRun& run = runs[r];
       const RunLook l = look(run, threshold);
       const int ly = y + 24 + line++ * line_h;
-      svg << "<g><title>" << escape(l.tip) << "</title><rect x=\"" << x + 12 << "\" y=\"" << ly << "\" width=\"" << tile_w - 18
+      svg << "<g><title>" << xml_escaped(l.tip) << "</title><rect x=\"" << x + 12 << "\" y=\"" << ly << "\" width=\"" << tile_w - 18
           << "\" height=\"" << line_h - 2 << "\" fill=\"" << l.fill << "\"/><text x=\"" << x + 16 << "\" y=\"" << ly + 11
-          << "\" font-size=\"11\" fill=\"" << (l.dark_text ? "black" : "white") << "\">" << escape(peer_of(run, n.node))
+          << "\" font-size=\"11\" fill=\"" << (l.dark_text ? "black" : "white") << "\">" << xml_escaped(peer_of(run, n.node))
           << "</text><text x=\"" << x + tile_w - 10 << "\" y=\"" << ly + 11 << "\" text-anchor=\"end\" font-size=\"11\" fill=\""
-          << (l.dark_text ? "black" : "white") << "\">" << escape(l.label) << "</text></g>\n";
+          << (l.dark_text ? "black" : "white") << "\">" << xml_escaped(l.label) << "</text></g>\n";
     }
   }
 
@@ -159,12 +138,12 @@ std::string heat_map_svg(const std::vector<NodeVerdict>& nodes, const std::vecto
     for (const SweepRun* run : list) {
       const RunLook l = look(*run, threshold);
       const double w = static_cast<double>(strip) * static_cast<double>(size) / static_cast<double>(group_nodes);
-      svg << "<g class=\"group\"><title>" << escape(l.tip) << "</title><rect x=\"" << left + static_cast<int>(at) << "\" y=\"" << y
+      svg << "<g class=\"group\"><title>" << xml_escaped(l.tip) << "</title><rect x=\"" << left + static_cast<int>(at) << "\" y=\"" << y
           << "\" width=\"" << std::max(1, static_cast<int>(w) - 2) << "\" height=\"" << group_h << "\" fill=\"" << l.fill << "\"/>";
       if (w >= 44)
         svg << "<text x=\"" << left + static_cast<int>(at + w / 2) << "\" y=\"" << y + 15
             << "\" text-anchor=\"middle\" font-size=\"11\" fill=\"" << (l.dark_text ? "black" : "white") << "\">"
-            << escape(run->outcome == Outcome::measured ? l.label : std::string("x")) << "</text>";
+            << xml_escaped(run->outcome == Outcome::measured ? l.label : std::string("x")) << "</text>";
       svg << "</g>\n";
       at += w;
     }
@@ -173,7 +152,7 @@ std::string heat_map_svg(const std::vector<NodeVerdict>& nodes, const std::vecto
   // Colour scale: 0 .. threshold .. 1.5 x threshold.
   const int scale_w = 300;
   svg << "<text x=\"" << left << "\" y=\"" << scale_y - 8 << "\">all_gather bus bandwidth, GB/s (threshold "
-      << escape(short_number(threshold)) << "; dark x: the job failed or timed out; hover for the numbers)</text>\n";
+      << xml_escaped(short_number(threshold)) << "; dark x: the job failed or timed out; hover for the numbers)</text>\n";
   for (int k = 0; k < 30; ++k) {
     const double ratio = 1.5 * k / 29.0;
     svg << "<rect x=\"" << left + k * scale_w / 30 << "\" y=\"" << scale_y << "\" width=\"" << scale_w / 30 + 1
@@ -181,7 +160,7 @@ std::string heat_map_svg(const std::vector<NodeVerdict>& nodes, const std::vecto
   }
   for (const double ratio : {0.0, 1.0, 1.5})
     svg << "<text x=\"" << left + static_cast<int>(ratio / 1.5 * scale_w) << "\" y=\"" << scale_y + 32 << "\" text-anchor=\"middle\">"
-        << escape(short_number(ratio * threshold)) << "</text>\n";
+        << xml_escaped(short_number(ratio * threshold)) << "</text>\n";
   svg << "</svg>\n";
   return svg.str();
 }
