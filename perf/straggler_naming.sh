@@ -55,7 +55,7 @@ normal = statistics.median(s["step_ms"] for s in steps)
 long = [s for s in steps if s["step_ms"] > normal + float(sys.argv[2]) * 500]
 wall = sum(1 for s in long if max(range(3), key=lambda r: s["rank_step_ms"][r]) == 2)
 named = [s["straggler"]["rank"] if s["straggler"] else None for s in long]
-print(f"train, 3 ranks, tiny: median step {normal:.0f} ms; {len(long)} steps made long by the stops "
+print(f"train, 3 ranks, tiny preset with 4 layers of width 256, T 128: median step {normal:.0f} ms; {len(long)} steps made long by the stops "
       f"({min((s['step_ms'] for s in long), default=0):.0f}-{max((s['step_ms'] for s in long), default=0):.0f} ms)")
 print(f"  wall step time's slowest rank is rank 2 in {wall} of {len(long)}")
 print(f"  the compute-time rule named rank 2 in {named.count(2)}, nobody in {named.count(None)}, "

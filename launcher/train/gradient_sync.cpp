@@ -49,6 +49,7 @@ void GradientSync::begin(std::span<float> gradients) {
   gradients_ = gradients;
   tracker_.reset();
   pending_.clear();
+  launch_seconds_ = 0;
 }
 
 void GradientSync::ready(std::size_t offset, std::size_t count) {
@@ -59,15 +60,19 @@ void GradientSync::launch(std::size_t b) {
   if (world_ == 1 && !zero1_) return;  // nothing to average
   float* grads = gradients_.data() + buckets_[b].offset;
   if (!zero1_) {
+    const auto start = Clock::now();
     pending_.push_back(comm_.all_reduce(grads, grads, buckets_[b].count, comm::DataType::float32, comm::ReduceOp::avg));
+    launch_seconds_ += seconds_since(start);
     return;
   }
   const std::size_t size = bucket_shard(b).chunk;
   std::memcpy(staging_[b], grads, buckets_[b].count * sizeof(float));
   // The padding beyond count stays zero from the constructor and from gather_parameters.
   std::fill(staging_[b] + buckets_[b].count, staging_[b] + size * static_cast<std::size_t>(world_), 0.0f);
+  const auto call = Clock::now();
   pending_.push_back(comm_.reduce_scatter(staging_[b], staging_[b] + static_cast<std::size_t>(rank_) * size, size, comm::DataType::float32,
                                           comm::ReduceOp::avg));
+  launch_seconds_ += seconds_since(call);
 }
 
 double GradientSync::finish() {
@@ -84,7 +89,7 @@ double GradientSync::finish() {
       std::memcpy(gradients_.data() + buckets_[b].offset + s.begin, staging_[b] + s.begin, (s.end - s.begin) * sizeof(float));
     }
   }
-  return seconds_since(start);
+  return launch_seconds_ + seconds_since(start);
 }
 
 double GradientSync::global_sum_of_squares(std::span<const float> gradients, double& comm_seconds) {

@@ -32,8 +32,9 @@ class GradientSync {
   void begin(std::span<float> gradients);
   void ready(std::size_t offset, std::size_t count);
   // Launches any bucket the model did not report, waits for all of them and leaves the averaged
-  // gradients in the owned segments (all of the buffer without ZeRO-1). Returns the seconds spent
-  // waiting here (communication that backward did not hide).
+  // gradients in the owned segments (all of the buffer without ZeRO-1). Returns the seconds this
+  // rank was blocked on communication in this step: waiting here, and inside launches during backward
+  // (a small collective runs in the calling thread, so a stalled peer stalls backward there too).
   double finish();
 
   // The elements this rank's optimizer updates.
@@ -59,6 +60,7 @@ class GradientSync {
   std::vector<Bucket> buckets_;
   BucketTracker tracker_;
   std::vector<std::unique_ptr<comm::Request>> pending_;
+  double launch_seconds_ = 0;  // blocked inside launch() since begin()
   std::vector<Segment> owned_;
   std::vector<std::size_t> state_at_;  // ZeRO-1: where each bucket's owned part sits in the AdamW state
   std::vector<float*> staging_;        // ZeRO-1: one padded buffer per bucket (chunk * world floats)
