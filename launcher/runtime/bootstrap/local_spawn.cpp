@@ -97,6 +97,8 @@ int spawn_local_ranks(int ranks, const std::vector<std::string>& argv) {
   }
 
   int first_failure = 0;
+  int candidate_rank = -1, candidate_code = 0;  // the failure that will be reported, once decided
+  std::chrono::steady_clock::time_point candidate_since{};
   int remaining = ranks;
   std::chrono::steady_clock::time_point kill_at{};
   bool terminated = false, killed = false;
@@ -134,6 +136,10 @@ int spawn_local_ranks(int ranks, const std::vector<std::string>& argv) {
         (owners[i].second ? c.err : c.out) = -1;
       }
     }
+    // Ranks that ended since the last pass. When several failed together, a rank killed by a
+    // signal is the cause: the others exit because the rendezvous told them it died.
+    int failed_rank = -1, failed_code = 0;
+    bool failed_by_signal = false;
     for (int r = 0; r < ranks; ++r) {
       Rank& c = children[static_cast<std::size_t>(r)];
       if (c.done || c.out >= 0 || c.err >= 0) continue;
@@ -142,14 +148,40 @@ int spawn_local_ranks(int ranks, const std::vector<std::string>& argv) {
         c.done = true;
         --remaining;
         const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        if (code != 0 && first_failure == 0) {
-          first_failure = code;
-          // The others learn of it through the rendezvous and stop by themselves; a short grace
-          // lets them print why, then whatever is left is stopped.
-          kill_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(1300);
-          std::fprintf(stderr, "gpudirect-launch: rank %d exited with code %d\n", r, code);
+        if (code != 0 && (failed_rank < 0 || (WIFSIGNALED(status) && !failed_by_signal))) {
+          failed_rank = r;
+          failed_code = code;
+          failed_by_signal = WIFSIGNALED(status);
         }
       }
+    }
+    // A rank killed by a signal is the cause; the others exit because the rendezvous told them it
+    // died, and can do so before the killed one has finished exiting (the kernel closes its sockets
+    // before it tears down its memory). So look at every unreaped rank's state without reaping it,
+    // and give a failure without a signal a short grace before it is taken as the cause.
+    for (int r = 0; !failed_by_signal && first_failure == 0 && r < ranks; ++r) {
+      const Rank& c = children[static_cast<std::size_t>(r)];
+      siginfo_t info{};
+      if (c.done || ::waitid(P_PID, static_cast<id_t>(c.pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid != c.pid) continue;
+      if (info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED) {
+        failed_rank = r;
+        failed_code = 128 + info.si_status;
+        failed_by_signal = true;
+      }
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (first_failure == 0 && failed_rank >= 0 && (failed_by_signal || candidate_rank < 0)) {
+      if (candidate_rank < 0) candidate_since = now;
+      candidate_rank = failed_rank;
+      candidate_code = failed_code;
+    }
+    if (first_failure == 0 && candidate_rank >= 0 &&
+        (failed_by_signal || remaining == 0 || now - candidate_since >= std::chrono::milliseconds(250))) {
+      first_failure = candidate_code;
+      // The others learn of it through the rendezvous and stop by themselves; a short grace
+      // lets them print why, then whatever is left is stopped.
+      kill_at = now + std::chrono::milliseconds(1300);
+      std::fprintf(stderr, "gpudirect-launch: rank %d exited with code %d\n", candidate_rank, candidate_code);
     }
     const bool failing = first_failure != 0 || interrupted;
     if (failing && interrupted && kill_at == std::chrono::steady_clock::time_point{}) kill_at = std::chrono::steady_clock::now();
