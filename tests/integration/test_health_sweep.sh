@@ -109,7 +109,13 @@ expect_contains "inside salloc every node is swept" "all 4 swept nodes passed" "
 # (stopped, so ReturnToService cannot bring it back mid-sweep); 3 nodes swept, node3 as the odd
 # one out runs with a node that passed.
 kill "$(cat "$CLUSTER_DIR/run/slurmd-node4.pid")"
-scontrol update nodename=node4 state=down reason="health test: down on purpose"
+# Until sinfo says so: right after the salloc above, node4 may still be completing its job, and
+# slurmctld can leave the update for later.
+for _ in $(seq 1 30); do
+  scontrol update nodename=node4 state=down reason="health test: down on purpose" 2>/dev/null
+  sinfo -h -n node4 -o %T | grep -q '^down' && break
+  sleep 0.5
+done
 start=$SECONDS
 out=$(sweep down 2>&1)
 rc=$?
