@@ -2,6 +2,7 @@
 
 #include "gpudirect/task_apply.hpp"
 #include "gpudirect/topology_sources.hpp"
+#include "planned_fixture.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -14,24 +15,11 @@ using namespace gpudirect;
 
 namespace {
 
-struct Node {
-  Topology topology;
-  NodePlan plan;
-  explicit Node(const std::string& name)
-      : topology(load_topology_file(std::string(GPUDIRECT_FIXTURE_DIR) + "/" + name)), plan(plan_node(topology)) {}
-};
+using Node = testing::PlannedNode;
 
 TaskSetupInput task(Mode mode, int local) {
-  TaskSetupInput in;
-  in.config.profile_dir = GPUDIRECT_PROFILE_DIR;
+  TaskSetupInput in = testing::a3mega_task(mode, local, std::to_string(local));
   in.config.rxdm_ready = "/run/tcpxo/rxdm.ready";
-  in.request.mode = mode;
-  in.hostname = "a3mega-1";
-  in.facts.tcpxo_plugin = true;
-  const std::string gpu = std::to_string(local);
-  in.env = {{"SLURM_LOCALID", gpu},        {"SLURM_PROCID", gpu},       {"SLURM_LOCAL_TASKS", "8"}, {"SLURM_STEP_GPUS", gpu},
-            {"CUDA_VISIBLE_DEVICES", gpu}, {"SLURM_GPUS_ON_NODE", "8"}, {"SLURM_JOB_ID", "42"}};
-  in.allowed_cpus = CpuSet::range(0, 207);
   return in;
 }
 

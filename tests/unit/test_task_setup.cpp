@@ -4,6 +4,7 @@
 #include "gpudirect/slurm_tasks.hpp"
 #include "gpudirect/task_setup.hpp"
 #include "gpudirect/topology_sources.hpp"
+#include "planned_fixture.hpp"
 
 #include <chrono>
 
@@ -11,29 +12,9 @@ using namespace gpudirect;
 
 namespace {
 
-struct Node {
-  Topology topology;
-  NodePlan plan;
-  explicit Node(const std::string& name)
-      : topology(load_topology_file(std::string(GPUDIRECT_FIXTURE_DIR) + "/" + name)), plan(plan_node(topology)) {}
-};
+using Node = testing::PlannedNode;
 
-TaskSetupInput task(Mode mode, int local, const std::string& gpus) {
-  TaskSetupInput in;
-  in.config.profile_dir = GPUDIRECT_PROFILE_DIR;
-  in.request.mode = mode;
-  in.hostname = "a3mega-1";
-  in.facts.tcpxo_plugin = true;
-  in.env = {{"SLURM_LOCALID", std::to_string(local)},
-            {"SLURM_PROCID", std::to_string(local)},
-            {"SLURM_LOCAL_TASKS", "8"},
-            {"SLURM_STEP_GPUS", gpus},
-            {"CUDA_VISIBLE_DEVICES", gpus},
-            {"SLURM_GPUS_ON_NODE", "8"},
-            {"SLURM_JOB_ID", "42"}};
-  in.allowed_cpus = CpuSet::range(0, 207);
-  return in;
-}
+TaskSetupInput task(Mode mode, int local, const std::string& gpus) { return testing::a3mega_task(mode, local, gpus); }
 
 }  // namespace
 

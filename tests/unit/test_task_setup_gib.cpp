@@ -5,6 +5,7 @@
 #include "gpudirect/gib_machine.hpp"
 #include "gpudirect/task_setup.hpp"
 #include "gpudirect/topology_sources.hpp"
+#include "planned_fixture.hpp"
 
 #include <map>
 #include <string>
@@ -13,12 +14,7 @@ using namespace gpudirect;
 
 namespace {
 
-struct Node {
-  Topology topology;
-  NodePlan plan;
-  explicit Node(const std::string& file)
-      : topology(load_topology_file(std::string(GPUDIRECT_FIXTURE_DIR) + "/" + file)), plan(plan_node(topology)) {}
-};
+using Node = testing::PlannedNode;
 
 TaskSetupInput task(std::optional<Mode> mode, int gpu) {
   TaskSetupInput in;
