@@ -10,7 +10,7 @@
 namespace gpudirect {
 namespace {
 
-// Contiguous blocks when GPUs >= tasks (the first n % tasks ranks get one more), else round robin.
+// Contiguous blocks when GPUs >= tasks (the last n % tasks ranks get one more), else round robin.
 std::vector<int> share_of_rank(const std::vector<int>& gpus, int local_rank, int local_size) {
   if (gpus.empty()) return {};
   const int n = static_cast<int>(gpus.size());

@@ -26,6 +26,18 @@ STANDIN_NET_PLUGIN=$BUILD/tests/net_plugin/loads/libnccl-net.so
 [ -f "$STANDIN_NET_PLUGIN" ] || { echo "no stand-in NCCL plugin at $STANDIN_NET_PLUGIN: build first"; exit 1; }
 cp "$STANDIN_NET_PLUGIN" "$LIB_DIR/libnccl-net.so"
 
+# srun and salloc print informational lines ("job N queued and waiting for resources", "has been
+# allocated resources") when the previous job's nodes are still completing: on a busy machine they
+# would land in the output the tests compare. Every srun and salloc of a test (through timeout, env,
+# bash -c or a program such as health) finds these wrappers first on PATH and runs --quiet, which
+# keeps errors and drops only the informational lines.
+mkdir -p "$CLUSTER_DIR/bin"
+for tool in srun salloc; do
+  printf '#!/bin/sh\nexec %s --quiet "$@"\n' "$(command -v "$tool")" >"$CLUSTER_DIR/bin/$tool"
+  chmod 755 "$CLUSTER_DIR/bin/$tool"
+done
+export PATH=$CLUSTER_DIR/bin:$PATH
+
 # 9>&-: the daemons the cluster starts must not inherit (and keep holding) the machine-wide lock.
 cluster() { "$SRC/scripts/local-cluster.sh" "$@" --dir "$CLUSTER_DIR" 9>&-; }
 base_args() { echo "default=off topology=$TOPOLOGY lib_dir=$LIB_DIR profile_dir=$SRC/profiles $*"; }

@@ -27,7 +27,7 @@ const std::vector<std::string> kForms{".xml", ".nccl.xml"};
 
 }  // namespace
 
-TEST_CASE("A3 Mega: GPU i gets NIC i in bus order; enp0s12 is the control NIC", "[binding]") {
+TEST_CASE("A3 Mega: GPU i gets NIC i in bus order, enp0s12 is the control NIC", "[binding]") {
   for (const std::string& form : kForms) {
     INFO(form);
     const Topology t = load_topology_file(fixture("a3-megagpu-8g" + form));

@@ -48,7 +48,7 @@ TEST_CASE("MI250X NPS4, every device on its own root port: each NUMA node's GCDs
   CHECK(labels(t, plan.data_nics) == Labels{"hsn0", "hsn1", "hsn2", "hsn3"});
 }
 
-TEST_CASE("MI300X: the RoCE NIC on each GPU's switch; control NIC the plain E810, not the 1GbE or an RDMA NIC", "[binding][real]") {
+TEST_CASE("MI300X: the RoCE NIC on each GPU's switch, control NIC the plain E810, not the 1GbE or an RDMA NIC", "[binding][real]") {
   std::vector<Labels> expected;
   for (int i = 0; i < 8; ++i) expected.push_back({"ens" + std::to_string(i + 1) + "np0/bnxt_re" + std::to_string(i)});
   check_pairing("epyc-mi300x-8.xml", expected, "ens2f0");
@@ -60,7 +60,7 @@ TEST_CASE("SNC4: a GPU with no NIC on its NUMA node takes the same socket's HCA 
   CHECK_THAT(plan_node(t).gpus[0].nic_note, Catch::Contains("NUMA node 1, distance 12"));
 }
 
-TEST_CASE("package breaks a NUMA-distance tie; without a matrix other nodes count as 20", "[binding][real]") {
+TEST_CASE("package breaks a NUMA-distance tie, without a matrix other nodes count as 20", "[binding][real]") {
   Topology t = load_topology_file(fixture("xeon-snc4-ib.xml"));
   t.numa_distances.clear();  // every other node at 20: the same package decides
   const NodePlan plan = plan_node(t);
@@ -68,15 +68,15 @@ TEST_CASE("package breaks a NUMA-distance tie; without a matrix other nodes coun
   CHECK(labels(t, plan.gpus[3].nics) == Labels{"ibp162s0/mlx5_1"});
 }
 
-TEST_CASE("POWER9: two GPUs and two IB ports of a socket pair 1:1; the BCM5719 ports carry none", "[binding][real]") {
+TEST_CASE("POWER9: two GPUs and two IB ports of a socket pair 1:1, the BCM5719 ports carry none", "[binding][real]") {
   check_pairing("power9-ib.xml", {{"ib0/mlx5_0"}, {"ib1/mlx5_1"}, {"ib2/mlx5_2"}, {"ib3/mlx5_3"}}, "enP1p1s0f0");
 }
 
-TEST_CASE("workstation: the GPU gets the 10GbE card, never the Wi-Fi; the 1GbE port is the control NIC", "[binding][real]") {
+TEST_CASE("workstation: the GPU gets the 10GbE card, never the Wi-Fi, the 1GbE port is the control NIC", "[binding][real]") {
   check_pairing("workstation-rtx.xml", {{"enp5s0"}}, "eno1");
 }
 
-TEST_CASE("Azure ND file shape: GPU 000k gets HCA 010k; no control NIC, and the plan says why", "[binding][real]") {
+TEST_CASE("Azure ND file shape: GPU 000k gets HCA 010k, no control NIC, and the plan says why", "[binding][real]") {
   std::vector<Labels> expected;
   for (int k = 1; k <= 8; ++k) {
     char bus[16];

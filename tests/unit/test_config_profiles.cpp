@@ -100,7 +100,7 @@ TEST_CASE("the shipped TCPXO profile renders Google's default environment", "[pr
   CHECK(apply_env(render(profile, inputs), env) == env);
 }
 
-TEST_CASE("every shipped profile parses; rdma picks IB or EFA variables", "[profile]") {
+TEST_CASE("every shipped profile parses, rdma picks IB or EFA variables", "[profile]") {
   for (const char* name : {"tcpxo", "tcpxo-simple", "tcpx", "gib", "rdma"}) CHECK_NOTHROW(load_profile(name, {GPUDIRECT_PROFILE_DIR}));
   const auto rdma = load_profile("rdma", {GPUDIRECT_PROFILE_DIR});
   const auto ib = apply_env(render(rdma, {{"TASK_IB_HCAS", "mlx5_3"}, {"CTRL_NIC", "eth0"}}), {});

@@ -106,7 +106,7 @@ TEST_CASE("GPU selection: uneven splits and more tasks than GPUs", "[gpu_selecti
   CHECK(select_task_gpus(input("6,7", std::nullopt, 3, 4)) == V{7});
 }
 
-TEST_CASE("GPU selection: empty CUDA_VISIBLE_DEVICES counts as unset; NoDevFiles means none", "[gpu_selection]") {
+TEST_CASE("GPU selection: empty CUDA_VISIBLE_DEVICES counts as unset, NoDevFiles means none", "[gpu_selection]") {
   CHECK(select_task_gpus(input("4,5", "", 1, 2)) == V{5});
   CHECK(select_task_gpus(input("4,5", "NoDevFiles", 0, 1)).empty());
 }

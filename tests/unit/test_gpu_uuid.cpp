@@ -66,7 +66,7 @@ TEST_CASE("a UUID whose GPU the topology does not list says so", "[gpu_uuid]") {
                     Catch::Contains("SLURM_STEP_GPUS") && Catch::Contains("0000:99:00.0") && Catch::Contains("does not list"));
 }
 
-TEST_CASE("plan_task: MIG slices get their parent GPU's NIC and CPUs; two slices of one GPU share them", "[gpu_uuid]") {
+TEST_CASE("plan_task: MIG slices get their parent GPU's NIC and CPUs, two slices of one GPU share them", "[gpu_uuid]") {
   const Topology t = load_topology_file(fixture("a3-megagpu-8g.xml"));
   const NodePlan plan = plan_node(t);
   TableResolver resolver;

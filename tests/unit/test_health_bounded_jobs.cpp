@@ -20,7 +20,7 @@ std::string read_all(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("jobs run side by side; one over the timeout is ended with its whole process group", "[health]") {
+TEST_CASE("jobs run side by side, one over the timeout is ended with its whole process group", "[health]") {
   const auto dir = std::filesystem::temp_directory_path() / ("health-jobs-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string marker = (dir / "child-survived").string();

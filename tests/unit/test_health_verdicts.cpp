@@ -53,7 +53,7 @@ TEST_CASE("the threshold: given, else the machine type's, else a factor of the m
   CHECK(relative.source == "0.7 x the median 10 GB/s");
 }
 
-TEST_CASE("a node that fails with a good peer is bad; its first peer is cleared by the second pass", "[health]") {
+TEST_CASE("a node that fails with a good peer is bad, its first peer is cleared by the second pass", "[health]") {
   // Pass 1: (n1,n2) slow, (n3,n4) fine. Pass 2: n1 with n3 fine, n2 with n4 slow.
   const std::vector<SweepRun> runs{measured("n1", "n2", 0.4), measured("n3", "n4", 5), measured("n1", "n3", 5, Phase::second_pass),
                                    measured("n2", "n4", 0.5, Phase::second_pass)};
@@ -71,7 +71,7 @@ TEST_CASE("a node that fails with a good peer is bad; its first peer is cleared 
   CHECK(n2.runs == std::vector<std::size_t>{0, 3});
 }
 
-TEST_CASE("failed and timed out runs fail; a run that never started says nothing", "[health]") {
+TEST_CASE("failed and timed out runs fail, a run that never started says nothing", "[health]") {
   const std::vector<SweepRun> runs{measured("a", "b", 5), ended("c", "a", Outcome::timed_out, Phase::second_pass),
                                    ended("d", "b", Outcome::failed, Phase::second_pass), ended("e", "f", Outcome::not_started)};
   const auto verdicts = judge_nodes({"a", "b", "c", "d", "e", "f"}, runs, 1);
@@ -81,7 +81,7 @@ TEST_CASE("failed and timed out runs fail; a run that never started says nothing
   CHECK(verdict_of(verdicts, "f") == Verdict::untested);
 }
 
-TEST_CASE("without a good peer both nodes of a failing pair stay suspect; groups never decide", "[health]") {
+TEST_CASE("without a good peer both nodes of a failing pair stay suspect, groups never decide", "[health]") {
   SweepRun group = measured("a", "b", 0.1, Phase::group);
   group.nodes = {"a", "b", "c", "d"};
   const auto verdicts = judge_nodes({"a", "b", "c"}, {measured("a", "b", 0.1), group}, 1);

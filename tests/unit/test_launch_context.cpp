@@ -60,7 +60,7 @@ TEST_CASE("torchrun-style variables", "[launch_context]") {
   CHECK_THROWS_WITH(context_from_environment({{"RANK", "0"}, {"WORLD_SIZE", "2"}}), Catch::Contains("MASTER_ADDR"));
 }
 
-TEST_CASE("our own spawn wins; nothing at all is a single rank", "[launch_context]") {
+TEST_CASE("our own spawn wins, nothing at all is a single rank", "[launch_context]") {
   const auto c = context_from_environment({{"GPUDIRECT_LAUNCH_RANK", "2"},
                                            {"GPUDIRECT_LAUNCH_SIZE", "4"},
                                            {"GPUDIRECT_LAUNCH_PORT", "31000"},

@@ -54,7 +54,7 @@ TEST_CASE("auto off TCPXO: tcpx, rdma or off, and never an RxDM wait", "[mode]")
   CHECK_FALSE(gpu_less.wait_for_rxdm);
 }
 
-TEST_CASE("explicit modes are taken as asked; off never waits", "[mode]") {
+TEST_CASE("explicit modes are taken as asked, off never waits", "[mode]") {
   const Topology mega = fixture("a3-megagpu-8g.xml");
   const auto tcpxo = resolve_mode(ask(Mode::tcpxo), with_rxdm(), mega, {false, false});
   CHECK(tcpxo.mode == Mode::tcpxo);  // plan_task then reports the missing plugin
@@ -92,4 +92,15 @@ TEST_CASE("plan_task runs the mode resolve_mode picks", "[mode]") {
       CHECK(setup.mode == d.mode);
       CHECK(setup.mode_reason == d.reason);
     }
+}
+
+TEST_CASE("auto with the gIB and TCPXO plugins both installed: gib on a node with RDMA NICs, tcpxo on one without", "[mode]") {
+  // An image built for several machine types may carry both plugins; the RDMA NICs decide.
+  const Topology a4 = fixture("a4-highgpu-8g.xml"), mega = fixture("a3-megagpu-8g.xml");
+  for (const NodeFacts facts : {NodeFacts{true, false, true}, NodeFacts{true, true, true}}) {
+    const ModeDecision on_a4 = resolve_mode(ask(Mode::auto_detect), with_rxdm(), a4, facts);
+    CHECK(on_a4.mode == Mode::gib);
+    CHECK_FALSE(on_a4.wait_for_rxdm);
+    CHECK(resolve_mode(ask(Mode::auto_detect), with_rxdm(), mega, facts).mode == Mode::tcpxo);
+  }
 }

@@ -63,7 +63,7 @@ TEST_CASE("label names follow [a-zA-Z_][a-zA-Z0-9_]* and never start with __", "
   }
 }
 
-TEST_CASE("label values escape backslash, quote and newline; HELP escapes backslash and newline", "[prometheus]") {
+TEST_CASE("label values escape backslash, quote and newline, HELP escapes backslash and newline", "[prometheus]") {
   CHECK(escape_label_value("plain a3-mega-0") == "plain a3-mega-0");
   CHECK(escape_label_value("C:\\dir") == "C:\\\\dir");
   CHECK(escape_label_value("say \"hi\"") == "say \\\"hi\\\"");

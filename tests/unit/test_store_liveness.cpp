@@ -79,6 +79,7 @@ TEST_CASE("rank 0 dying (the server) is named on every other rank", "[store][liv
 TEST_CASE("abort(reason) from one rank reaches the others' signal and pending calls", "[store][liveness]") {
   const int port = free_local_port();
   std::vector<std::string> errors(3), signals(3);
+  std::vector<Clock::duration> waited(3, Clock::duration::zero());  // asserted on this thread, not the ranks'
   std::vector<std::thread> ranks;
   for (int r = 0; r < 3; ++r)
     ranks.emplace_back([&, r] {
@@ -96,10 +97,13 @@ TEST_CASE("abort(reason) from one rank reaches the others' signal and pending ca
       } catch (const PeerFailure& e) {
         errors[static_cast<std::size_t>(r)] = e.what();
       }
-      CHECK(Clock::now() - start < 2s);
+      waited[static_cast<std::size_t>(r)] = Clock::now() - start;
       signals[static_cast<std::size_t>(r)] = store->abort_signal()->message();
     });
   for (auto& t : ranks) t.join();
+  // The pending get ends on the abort, not at the store's 60 s timeout (a bound loose enough for a busy machine).
+  CHECK(waited[0] < 10s);
+  CHECK(waited[2] < 10s);
   for (int r = 0; r < 3; ++r) CHECK(signals[static_cast<std::size_t>(r)] == "rank 1 on host1: no progress for 5 s in all_reduce");
   CHECK(errors[0] == signals[0]);
   CHECK(errors[2] == signals[0]);

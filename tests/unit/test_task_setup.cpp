@@ -42,7 +42,7 @@ TEST_CASE("off leaves the task untouched", "[task_setup]") {
   CHECK_FALSE(setup.set_affinity);
 }
 
-TEST_CASE("an explicit --cpu-bind from the user wins; cpu_bind=off too", "[task_setup]") {
+TEST_CASE("an explicit --cpu-bind from the user wins, cpu_bind=off too", "[task_setup]") {
   const Node node("a3-megagpu-8g.xml");
   auto in = task(Mode::tcpxo, 0, "0");
   in.env["SLURM_CPU_BIND_TYPE"] = "cores";
@@ -110,4 +110,31 @@ TEST_CASE("this thread's CPU affinity is readable", "[task_setup]") {
   const CpuSet mine = CpuSet::of_this_thread();
   CHECK(mine.count() >= 1);
   CHECK((mine & load_live_topology().all_cpus) == mine);
+}
+
+TEST_CASE("ConstrainDevices through plan_task: CUDA_VISIBLE_DEVICES=1 of the step's 4-7 is GPU 5, its NIC and CPUs", "[task_setup]") {
+  // The task's device cgroup holds the step's GPUs 4-7, renumbered from 0: index 1 is GPU 5.
+  const Node node("a3-megagpu-8g.xml");
+  auto in = task(Mode::tcpxo, 0, "4,5,6,7");
+  in.env["CUDA_VISIBLE_DEVICES"] = "1";
+  in.env["SLURM_LOCAL_TASKS"] = "1";
+  in.env["SLURM_GPUS_ON_NODE"] = "4";
+  const auto env = apply_env(plan_task(node.topology, node.plan, in).env, {});
+  CHECK(env.at("GPUDIRECT_GPUS") == "5");
+  CHECK(env.at("GPUDIRECT_NICS") == "enp135s0");
+  CHECK(env.at("GPUDIRECT_CPUS") == "52-103,156-207");
+}
+
+TEST_CASE("a task with GPUs of both NUMA nodes gets the CPUs of both, and both NICs", "[task_setup]") {
+  const Node node("local-a3mega-2cpu.xml");  // GPUs 0-3 on CPU 0, 4-7 on CPU 1
+  auto in = task(Mode::tcpxo, 0, "3,4");
+  in.env["SLURM_LOCAL_TASKS"] = "1";
+  in.env["SLURM_GPUS_ON_NODE"] = "2";
+  in.allowed_cpus = CpuSet::range(0, 1);
+  const TaskSetup setup = plan_task(node.topology, node.plan, in);
+  CHECK(setup.binding.warning.empty());
+  const auto env = apply_env(setup.env, {});
+  CHECK(env.at("GPUDIRECT_GPUS") == "3,4");
+  CHECK(env.at("GPUDIRECT_CPUS") == "0-1");
+  CHECK(env.at("GPUDIRECT_NICS") == "enp14s0,enp134s0");
 }

@@ -99,7 +99,7 @@ TEST_CASE("gib: the user's own variables lose to the profile's, as in the other 
   CHECK(env.at("NCCL_DEBUG") == "INFO");  // not the profile's business
 }
 
-TEST_CASE("the host NICs of a gIB machine are its two gVNICs; A3 Mega's is its control NIC only", "[binding][gib]") {
+TEST_CASE("the host NICs of a gIB machine are its two gVNICs, A3 Mega's is its control NIC only", "[binding][gib]") {
   const Node ultra("a3-ultragpu-8g.xml"), mega("a3-megagpu-8g.xml");
   std::vector<std::string> names;
   for (int n : ultra.plan.host_nics) names.push_back(ultra.topology.nics[static_cast<std::size_t>(n)].interface_name);

@@ -139,7 +139,7 @@ TEST_CASE("A3 High, p5-like, ND-like and the 2-CPU local machine load in both fo
   }
 }
 
-TEST_CASE("a node without GPUs is valid; non-NVIDIA/AMD display devices are not GPUs", "[topology]") {
+TEST_CASE("a node without GPUs is valid, non-NVIDIA/AMD display devices are not GPUs", "[topology]") {
   for (const char* file : {"gpu-less.xml", "gpu-less.nccl.xml"}) {
     INFO(file);
     const Topology t = load_topology_file(fixture(file));
@@ -281,7 +281,7 @@ TEST_CASE("hwloc's own bitmap forms load: zero words written empty, a missing co
   }
 }
 
-TEST_CASE("hwloc 1.x NUMA distances are read; a malformed matrix is refused with its line", "[topology]") {
+TEST_CASE("hwloc 1.x NUMA distances are read, a malformed matrix is refused with its line", "[topology]") {
   // A real hwloc 1.11 file (flux-core's corona40): <distances> inside the machine object.
   const std::string real = fixture("real/hwloc/flux-core-hwloc-1.11.11.xml");
   const Topology t = load_hwloc_xml(real);

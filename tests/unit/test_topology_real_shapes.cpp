@@ -25,7 +25,7 @@ const Nic& nic_named(const Topology& t, const std::string& label) {
 
 }  // namespace
 
-TEST_CASE("AMD Instinct GCDs of class 0x0380 are GPUs; hwloc's host name, packages and NUMA distances are kept", "[topology][real]") {
+TEST_CASE("AMD Instinct GCDs of class 0x0380 are GPUs, hwloc's host name, packages and NUMA distances are kept", "[topology][real]") {
   const Topology t = load_topology_file(fixture("epyc-mi250x-nps4.xml"));
   REQUIRE(t.gpus.size() == 8);
   for (const Gpu& gpu : t.gpus) {
@@ -44,7 +44,7 @@ TEST_CASE("AMD Instinct GCDs of class 0x0380 are GPUs; hwloc's host name, packag
   CHECK(nic_named(t, "eno1").kind == NicKind::management);
 }
 
-TEST_CASE("MI300X (class 0x1200) are GPUs; RoCE NICs are RDMA, BCM5720 management, E810 plain, VFs unusable", "[topology][real]") {
+TEST_CASE("MI300X (class 0x1200) are GPUs, RoCE NICs are RDMA, BCM5720 management, E810 plain, VFs unusable", "[topology][real]") {
   const Topology t = load_topology_file(fixture("epyc-mi300x-8.xml"));
   REQUIRE(t.gpus.size() == 8);
   CHECK(t.gpus[4].vendor == GpuVendor::amd);

@@ -42,7 +42,7 @@ TEST_CASE("a task srun started gets what env:// needs, from Slurm's numbers", "[
   CHECK(env.at("GLOO_SOCKET_IFNAME") == "enp6s0");
 }
 
-TEST_CASE("every task of a step agrees on the rendezvous; the next step moves to another port", "[torch_env]") {
+TEST_CASE("every task of a step agrees on the rendezvous, the next step moves to another port", "[torch_env]") {
   Env first = second_node_task();
   first["SLURM_PROCID"] = "0";
   first["SLURM_LOCALID"] = "0";
@@ -85,7 +85,7 @@ TEST_CASE("torchrun's worker under srun ',torch': the agent's NICs narrowed to t
   CHECK(applied(torch_distributed_env(user, {"enp7s0"}), user).at("GLOO_SOCKET_IFNAME") == "eth0");
 }
 
-TEST_CASE("outside a Slurm step only the NICs are given; with no NIC nothing", "[torch_env]") {
+TEST_CASE("outside a Slurm step only the NICs are given, with no NIC nothing", "[torch_env]") {
   CHECK(applied(torch_distributed_env({{"LOCAL_RANK", "2"}}, {"enp6s0", "enp12s0"})) == Env{{"GLOO_SOCKET_IFNAME", "enp6s0,enp12s0"}});
   CHECK(torch_distributed_env({}, {}).empty());
   // SLURM_PROCID without the step's node list (an sbatch script's own shell is not a step task).

@@ -23,7 +23,7 @@ TEST_CASE("backend: auto takes the CUDA model with a GPU per local rank and cuBL
   CHECK_FALSE(decide_backend("libfabric", gpus(8), 8).cuda);
 }
 
-TEST_CASE("backend: auto never puts two local ranks on one GPU; nccl refuses it", "[train]") {
+TEST_CASE("backend: auto never puts two local ranks on one GPU, nccl refuses it", "[train]") {
   const BackendDecision automatic = decide_backend("auto", gpus(1), 4);
   CHECK_FALSE(automatic.cuda);
   CHECK_THAT(automatic.reason, Contains("4 ranks on this node but 1 visible GPU(s)"));

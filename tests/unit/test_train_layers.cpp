@@ -123,7 +123,7 @@ TEST_CASE("causal attention backward matches finite differences", "[train]") {
   CHECK(finite_difference_error(qkv.data(), all_elements(qkv.size()), dqkv.data(), dqkv.size(), f) < kTolerance);
 }
 
-TEST_CASE("GELU (tanh) backward matches finite differences; known values", "[train]") {
+TEST_CASE("GELU (tanh) backward matches finite differences, known values", "[train]") {
   std::mt19937 rng(5);
   auto x = random_vector(64, rng, -4, 4), R = random_vector(64, rng);
   std::vector<float> out(64), dx(64, 0.0f);
@@ -156,7 +156,7 @@ TEST_CASE("residual forward adds, backward adds the gradient into both inputs", 
   CHECK(finite_difference_error(b.data(), all_elements(10), db.data(), 10, f) < kTolerance);
 }
 
-TEST_CASE("softmax cross-entropy backward matches finite differences; in place works", "[train]") {
+TEST_CASE("softmax cross-entropy backward matches finite differences, in place works", "[train]") {
   std::mt19937 rng(7);
   const int N = 4, V = 9;
   const std::vector<std::int32_t> targets{0, 8, 3, 3};

@@ -64,7 +64,7 @@ TEST_CASE("whole model: gradients of every tensor match finite differences (tiny
   }
 }
 
-TEST_CASE("GradientReady: final norm, blocks L-1..0, embeddings; each range final when reported", "[train]") {
+TEST_CASE("GradientReady: final norm, blocks L-1..0, embeddings, each range final when reported", "[train]") {
   const GptConfig config = preset_config("tiny");
   auto model = make_cpu_model(config, 2);
   const Batch batch = random_batch(config, 21);

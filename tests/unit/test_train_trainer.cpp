@@ -36,10 +36,16 @@ struct Rank {
   Trainer& trainer;
 };
 
+// What a rank saw. The rank threads only record; the test's own thread asserts (Catch2's
+// assertions are not thread-safe).
 struct RankRun {
   std::vector<StepResult> steps;
   std::vector<float> parameters;
   std::vector<int> different;
+  long step_after_load = -1;
+  int broadcast_value = -1;
+  std::vector<int> different_before_broadcast;
+  std::vector<int> different_after_broadcast;
 };
 
 TrainSettings test_settings(bool zero1) {
@@ -126,7 +132,7 @@ TEST_CASE("trainer: 2 and 4 ranks give the losses and gradient norms of 1 rank w
   }
 }
 
-TEST_CASE("trainer: ZeRO-1 and replicated AdamW state write the same checkpoint; a ZeRO-1 one resumes a replicated run",
+TEST_CASE("trainer: ZeRO-1 and replicated AdamW state write the same checkpoint, a ZeRO-1 one resumes a replicated run",
           "[train][trainer]") {
   const std::string sharded = temp_path("sharded"), replicated = temp_path("replicated");
   const auto save_at_3 = [](const std::string& path) {
@@ -153,11 +159,12 @@ TEST_CASE("trainer: ZeRO-1 and replicated AdamW state write the same checkpoint;
   const std::vector<RankRun> resumed = run_ranks(2, 4, false, [&sharded](Rank& rank, RankRun& run) {
     std::fill(rank.model.parameters().begin(), rank.model.parameters().end(), 0.0f);  // the checkpoint must replace them
     rank.trainer.load_checkpoint(sharded, rank.data.describe());
-    CHECK(rank.trainer.next_step() == 3);
+    run.step_after_load = rank.trainer.next_step();
     run_steps(rank, run, 6);
     run.different = rank.trainer.check_parameters_agree();
   });
   for (const RankRun& run : resumed) {
+    CHECK(run.step_after_load == 3);
     CHECK(run.different.empty());
     REQUIRE(run.steps.size() == 3);
     for (std::size_t s = 0; s < 3; ++s) {
@@ -174,16 +181,21 @@ TEST_CASE("trainer: ZeRO-1 and replicated AdamW state write the same checkpoint;
 TEST_CASE("trainer: the initial broadcast makes the ranks agree, the parameter check names a rank that drifted", "[train][trainer]") {
   const std::vector<RankRun> runs = run_ranks(4, 4, true, [](Rank& rank, RankRun& run) {
     // Rank 0's value goes to every rank.
-    CHECK(rank.trainer.broadcast_from_leader(rank.rank == 0 ? 7 : rank.rank) == 7);
+    run.broadcast_value = rank.trainer.broadcast_from_leader(rank.rank == 0 ? 7 : rank.rank);
     if (rank.rank != 0) rank.model.parameters()[5] += static_cast<float>(rank.rank);
-    CHECK_FALSE(rank.trainer.check_parameters_agree().empty());
+    run.different_before_broadcast = rank.trainer.check_parameters_agree();
     rank.trainer.broadcast_initial_parameters();
-    CHECK(rank.trainer.check_parameters_agree().empty());
+    run.different_after_broadcast = rank.trainer.check_parameters_agree();
     run_steps(rank, run, 1);
     if (rank.rank == 2) rank.model.parameters()[1] = -1.0f;
     run.different = rank.trainer.check_parameters_agree();
   });
-  for (const RankRun& run : runs) CHECK(run.different == std::vector<int>{2});
+  for (const RankRun& run : runs) {
+    CHECK(run.broadcast_value == 7);
+    CHECK_FALSE(run.different_before_broadcast.empty());
+    CHECK(run.different_after_broadcast.empty());
+    CHECK(run.different == std::vector<int>{2});
+  }
 }
 
 TEST_CASE("trainer: a rank blocked inside a small bucket's all-reduce during backward counts it as communication", "[train][trainer]") {
