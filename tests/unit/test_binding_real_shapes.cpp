@@ -6,6 +6,8 @@
 #include "gpudirect/task_setup.hpp"
 #include "gpudirect/topology_sources.hpp"
 
+#include <tuple>
+
 using namespace gpudirect;
 
 namespace {
@@ -130,4 +132,25 @@ TEST_CASE("tcpxo without a usable control NIC name says why instead of exporting
   const Topology none = load_topology_file(fixture("gpu-no-nic.nccl.xml"));
   in.env = {{"SLURM_LOCALID", "0"}, {"SLURM_LOCAL_TASKS", "1"}};
   CHECK_THROWS_WITH(plan_task(none, plan_node(none), in), Catch::Contains("there are no NICs"));
+}
+
+TEST_CASE("real dumps: the only RDMA HCA carries GPU traffic and is never the control NIC (Azure NDv2, an A100 dual-port node)",
+          "[binding][real]") {
+  // Files taken unchanged from public sources (tests/fixtures/real/SOURCES.nccl); the HCA hangs off
+  // no GPU's switch, so only the rule "never RDMA" keeps it out of the control NIC's place.
+  const std::string real = std::string(GPUDIRECT_FIXTURE_DIR) + "/real/nccl/";
+  for (const auto& [file, hca, gpus] : {std::tuple<std::string, std::string, std::size_t>{"azure-ndv2-topo.xml", "0101:00:00.0", 8},
+                                        {"nccl-issue2397-a100-dualport.xml", "0000:16:00.0", 2}}) {
+    INFO(file);
+    const Topology t = load_topology_file(real + file);
+    const NodePlan plan = plan_node(t);
+    REQUIRE(plan.gpus.size() == gpus);
+    for (const GpuPlacement& gpu : plan.gpus) {
+      REQUIRE(gpu.nics.size() == 1);
+      const Nic& nic = t.nics[static_cast<std::size_t>(gpu.nics[0])];
+      REQUIRE(nic.address);
+      CHECK(nic.address->to_string() == hca);
+    }
+    if (plan.control_nic) CHECK(t.nics[static_cast<std::size_t>(*plan.control_nic)].kind != NicKind::rdma);
+  }
 }
