@@ -50,6 +50,9 @@ else
 fi
 
 step "waiting for the AddressSanitizer/UBSan and fuzz builds"
+# Nothing else of ours runs now: back to normal priority, or on a machine kept busy by other work
+# at nice 0 a nice-19 build would get almost no CPU (CFS weights 15 against 1024) and stall CI.
+renice -n 0 -g "$background" >/dev/null 2>&1 || true
 if ! wait "$background"; then
   tail -40 "$background_log"
   echo "run-tests.sh: the ASan/UBSan or fuzz build failed (whole log: $background_log)" >&2
