@@ -362,14 +362,14 @@ cmd_demo() {
   PLUGIN_ARGS="default=off topology=$repo/tests/fixtures/local-a3mega-2cpu.xml lib_dir=$DIR/tcpxo-lib profile_dir=$repo/profiles"
   cmd_up
   say "placeholder TCPXO lib dir: $DIR/tcpxo-lib (a stand-in libnccl-net.so; real nodes have Google's plugin there)"
-  local job=(srun -N"$NODES" --ntasks-per-node=8 --gpus-per-task=1 --gpu-direct=tcpxo,verbose "$build/launcher/gpudirect-launch" doctor)
+  local job=(srun -N"$NODES" --ntasks-per-node=8 --gpus-per-node=8 --gpu-direct=tcpxo,verbose "$build/launcher/gpudirect-launch" doctor)
   say "running: ${job[*]}"
   SLURM_CONF=$CONF "${job[@]}"
   cat <<EOF
 
 local-cluster: the cluster is still up. Try:
   source $DIR/env.sh
-  srun -N2 --ntasks-per-node=8 --gpus-per-task=1 --gpu-direct=tcpxo env | grep -E '^(NCCL_FASTRAK_IFNAME|GPUDIRECT_)' | sort | uniq -c
+  srun -N2 --ntasks-per-node=8 --gpus-per-node=8 --gpu-direct=tcpxo env | grep -E '^(NCCL_FASTRAK_IFNAME|GPUDIRECT_)' | sort | uniq -c
   srun -N1 -n1 $build/launcher/gpudirect-launch doctor --plugstack $DIR/etc/plugstack.conf
 Stop it with: $0 down --dir $DIR
 EOF
