@@ -86,7 +86,7 @@ int on_task_init(spank_t spank) {
   input.allowed_cpus = CpuSet::of_this_thread();
   input.node_interfaces = s.node->interfaces;
   for (const char* name : {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES", "SLURM_JOB_ID", "SLURM_CPU_BIND_TYPE",
-                           "SLURM_NODEID", "SLURM_STEP_TASKS_PER_NODE", "SLURM_GPUS_ON_NODE",
+                           "SLURM_NODEID", "SLURM_STEP_TASKS_PER_NODE", "SLURM_GPUS_ON_NODE", "SLURM_GPUS_PER_TASK",
                            // for ',torch' (torch_env.hpp)
                            "SLURM_STEP_NODELIST", "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS", "SLURM_STEP_RESV_PORTS", "SLURM_STEP_ID"})
     if (auto value = get_env(spank, name)) input.env[name] = *value;

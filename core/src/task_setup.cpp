@@ -26,6 +26,13 @@ int env_int(const std::map<std::string, std::string>& env, const std::string& na
 
 bool is_efa(const std::string& rdma) { return rdma.starts_with("rdmap") || rdma.starts_with("efa"); }
 
+// The count of SLURM_GPUS_PER_TASK: "2", or "TYPE:2" for a typed request; 0 when unset or unreadable.
+int gpus_per_task(const std::map<std::string, std::string>& env) {
+  const std::string text = env_or(env, "SLURM_GPUS_PER_TASK");
+  const auto count = try_parse_integer<int>(std::string_view(text).substr(text.rfind(':') + 1), 1, 1 << 20);
+  return count.value_or(0);
+}
+
 // The entries of the task's CUDA_VISIBLE_DEVICES (0 when unset, empty or "NoDevFiles").
 int visible_gpu_count(const std::map<std::string, std::string>& env) {
   const std::string visible(trim(env_or(env, "CUDA_VISIBLE_DEVICES")));
@@ -63,6 +70,7 @@ std::vector<int> select_gpus(const Topology& topology, const TaskSetupInput& inp
     throw fail(e.what());
   }
   selection.gpus_on_node = env_int(env, "SLURM_GPUS_ON_NODE", 0);
+  selection.gpus_per_task = gpus_per_task(env);
   selection.local_rank = placement.local_rank;
   selection.local_size = placement.local_size;
   selection.gpu_count = static_cast<int>(topology.gpus.size());

@@ -14,4 +14,10 @@ namespace gpudirect {
 // otherwise.
 std::string own_gpus_only_warning(int local_size, int visible_gpus, int own_gpus);
 
+// The problem when a task shares its node with other tasks of its step (`local_size` > 1) yet is
+// bound to every one of the node's `node_gpus` > 1 GPUs (`bound_gpus`): the tasks then all drive
+// the same GPUs and NICs, as Slurm 20.11 (every task shown every GPU, no SLURM_GPUS_ON_NODE) led
+// an older plugin to do; "" otherwise. plan_task never binds so.
+std::string every_gpu_while_sharing_problem(int local_size, int bound_gpus, int node_gpus);
+
 }  // namespace gpudirect

@@ -9,6 +9,7 @@
 #include "gpudirect/container_mounts.hpp"
 #include "gpudirect/mode_resolution.hpp"
 #include "gpudirect/gpu_selection.hpp"
+#include "gpudirect/gpu_visibility.hpp"
 #include "gpudirect/net_plugin.hpp"
 #include "gpudirect/slurm_task_placement.hpp"
 #include "gpudirect/task_setup.hpp"
@@ -73,6 +74,19 @@ std::string step_gpus_problem(const std::map<std::string, std::string>& env) {
     return "";  // UUIDs: plan_task reads them through NVML and reports what it cannot
   }
   return "";
+}
+
+// What the plugin bound (GPUDIRECT_GPUS) against the node's tasks (gpu_visibility.hpp).
+std::string every_gpu_problem(const std::map<std::string, std::string>& env, int node_gpus) {
+  const auto bound = env.find("GPUDIRECT_GPUS");
+  if (bound == env.end() || bound->second.empty()) return "";
+  try {
+    const int local_size = slurm_task_placement(env).local_size;
+    return every_gpu_while_sharing_problem(local_size, static_cast<int>(parse_index_list(bound->second, "GPUDIRECT_GPUS").size()),
+                                           node_gpus);
+  } catch (const std::invalid_argument&) {
+    return "";  // plan_task names a malformed variable
+  }
 }
 
 std::string nic_list(const Topology& topology, const std::vector<int>& nics) {
@@ -190,6 +204,8 @@ int check_task(const Topology& topology, const NodePlan& plan, const PluginConfi
   // In a container the profile's paths exist only where they were mounted (a job without the
   // enroot hook or --container-mounts): say which mount is missing rather than leave NCCL to fail.
   if (const std::string problem = step_gpus_problem(env); !problem.empty()) problems.push_back(problem);
+  if (const std::string problem = every_gpu_problem(env, static_cast<int>(topology.gpus.size())); !problem.empty())
+    problems.push_back(problem);
   std::vector<std::string> warnings;
   if (!setup.gpu_visibility_warning.empty()) warnings.push_back(setup.gpu_visibility_warning);
   const std::string root = container_root(env);
