@@ -31,6 +31,13 @@ expect_contains "--gpus-per-task=1: the doctor's warning names the srun line" "$
 # The tasks share slurmstepd's root: no container warning, even where the host itself is a
 # container (this machine has /.dockerenv when it runs in Docker).
 if grep -q "in a container" <<<"$out"; then fail "the tasks are not in a container (host: $(ls /.dockerenv 2>/dev/null || echo no marker))" "$out"; else pass "the tasks are not in a container (host: $(ls /.dockerenv 2>/dev/null || echo no marker))"; fi
+# The doctor still catches a task that did not get what the plugin planned: task 1 made to look
+# bound to GPU 0, or handed another step's GPUs.
+out=$(srun -N1 -n2 --gpus-per-task=1 --gpu-direct=tcpxo bash -c '[ "$SLURM_LOCALID" = 1 ] && export GPUDIRECT_GPUS=0; exec "$0" doctor' "$LAUNCH" 2>&1)
+expect_contains "a task bound to another task's GPU: the doctor says so" "task 1 on node1: MISMATCH: GPUDIRECT_GPUS is '0', expected '1'" "$out"
+out=$(srun -N1 -n2 --gpus-per-task=1 --gpu-direct=tcpxo bash -c '[ "$SLURM_LOCALID" = 1 ] && export GPUDIRECT_STEP_GPUS=5,6; exec "$0" doctor' "$LAUNCH" 2>&1)
+expect_contains "a task planned from GPUs that are not its step's: the doctor says so" \
+  "task 1 on node1: MISMATCH: GPUDIRECT_STEP_GPUS is '5,6' (the step's GPUs on this node, as the plugin read them), but Slurm gave this task SLURM_STEP_GPUS=0" "$out"
 out=$(srun -N1 -n2 --gpus-per-task=1 --gpu-direct=tcpxo,verbose true 2>&1)
 expect_eq "--gpus-per-task=1: the plugin's verbose line warns on every task" "2" "$(grep -c "sees only its own GPU.*$fix" <<<"$out")"
 
