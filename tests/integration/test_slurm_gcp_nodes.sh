@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # slurm-gcp's node configuration (local-cluster.sh --slurm-gcp: task/cgroup,task/affinity,
 # proctrack/cgroup, ConstrainCores, ConstrainDevices): the plugin binds each task to the GPU its
-# cgroup holds, the doctor inside each task agrees with it, and a step whose tasks each see only
+# cgroup holds, the doctor and exec inside each task agree with it, and a step whose tasks each see only
 # their own GPU is warned that NCCL loses NVLink, naming the srun line that keeps it.
 source "$(dirname "$0")/lib.sh"
 cluster up --plugin "$PLUGIN" --plugin-args "$(base_args)" --nodes 1 --slurm-gcp >/dev/null || { echo "cluster did not start"; exit 1; }
@@ -16,12 +16,14 @@ done
 echo "task \$SLURM_LOCALID usable=\$usable bound=\$GPUDIRECT_GPUS"
 EOS
 chmod +x "$CLUSTER_DIR/show-gpus.sh"
+# Comparisons take the tasks' lines only: srun may add "job N queued and waiting for resources"
+# while the previous step's cgroups are still being removed.
 fix="srun --gpus-per-node=2 --ntasks-per-node=2"  # the step's own numbers: 2 tasks, a GPU each
 
 # 1. --gpus-per-task=1: each task's cgroup holds one GPU; the plugin binds it, the doctor agrees.
 out=$(srun -N1 -n2 --gpus-per-task=1 --gpu-direct=tcpxo "$CLUSTER_DIR/show-gpus.sh" 2>&1)
 expect_eq "--gpus-per-task=1: each task bound to the GPU its cgroup holds" "task 0 usable=0 bound=0
-task 1 usable=1 bound=1" "$(sort <<<"$out")"
+task 1 usable=1 bound=1" "$(grep '^task' <<<"$out" | sort)"
 out=$(srun -N1 -n2 --gpus-per-task=1 --gpu-direct=tcpxo "$LAUNCH" doctor 2>&1)
 rc=$?
 [ $rc -eq 0 ] && pass "--gpus-per-task=1: the doctor exits 0 on every task" || fail "--gpus-per-task=1: the doctor exited $rc" "$out"
@@ -31,6 +33,11 @@ expect_contains "--gpus-per-task=1: the doctor's warning names the srun line" "$
 # The tasks share slurmstepd's root: no container warning, even where the host itself is a
 # container (this machine has /.dockerenv when it runs in Docker).
 if grep -q "in a container" <<<"$out"; then fail "the tasks are not in a container (host: $(ls /.dockerenv 2>/dev/null || echo no marker))" "$out"; else pass "the tasks are not in a container (host: $(ls /.dockerenv 2>/dev/null || echo no marker))"; fi
+# exec inside each task (no LOCAL_RANK: Slurm's variables) reads the task's place as the plugin did.
+out=$(srun -N1 -n2 --gpus-per-task=1 --gpu-direct=tcpxo "$LAUNCH" exec --mode tcpxo -- bash -c 'echo "task $SLURM_LOCALID exec=$GPUDIRECT_GPUS"' 2>&1)
+expect_eq "--gpus-per-task=1: exec in each task binds what the plugin bound" "task 0 exec=0
+task 1 exec=1" "$(grep '^task' <<<"$out" | sort)"
+
 # The doctor still catches a task that did not get what the plugin planned: task 1 made to look
 # bound to GPU 0, or handed another step's GPUs.
 out=$(srun -N1 -n2 --gpus-per-task=1 --gpu-direct=tcpxo bash -c '[ "$SLURM_LOCALID" = 1 ] && export GPUDIRECT_GPUS=0; exec "$0" doctor' "$LAUNCH" 2>&1)
@@ -44,7 +51,7 @@ expect_eq "--gpus-per-task=1: the plugin's verbose line warns on every task" "2"
 # 2. The recommended line: every task sees the node's GPUs (NVLink kept), each bound to its own.
 out=$(srun -N1 --ntasks-per-node=2 --gpus-per-node=2 --gpu-direct=tcpxo "$CLUSTER_DIR/show-gpus.sh" 2>&1)
 expect_eq "--gpus-per-node --ntasks-per-node: every task sees both GPUs, bound to its own" "task 0 usable=0,1 bound=0
-task 1 usable=0,1 bound=1" "$(sort <<<"$out")"
+task 1 usable=0,1 bound=1" "$(grep '^task' <<<"$out" | sort)"
 out=$(srun -N1 --ntasks-per-node=2 --gpus-per-node=2 --gpu-direct=tcpxo,verbose "$LAUNCH" doctor 2>&1)
 rc=$?
 [ $rc -eq 0 ] && pass "--gpus-per-node: the doctor exits 0" || fail "--gpus-per-node: the doctor exited $rc" "$out"
