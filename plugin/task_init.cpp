@@ -3,6 +3,7 @@
 // exits non-zero, which is why node-side errors are reported here.
 #include "plugin_state.hpp"
 
+#include "gpudirect/slurm_task_placement.hpp"
 #include "gpudirect/task_apply.hpp"
 #include "gpudirect/text.hpp"
 
@@ -83,10 +84,9 @@ int on_task_init(spank_t spank) {
   input.facts = s.node->facts;
   if (s.node->profile) input.profile = &*s.node->profile;
   input.allowed_cpus = CpuSet::of_this_thread();
-  input.step_gpus_on_node = s.step_gpus_on_node;
   input.node_interfaces = s.node->interfaces;
   for (const char* name : {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES", "SLURM_JOB_ID", "SLURM_CPU_BIND_TYPE",
-                           "SLURM_NODEID", "SLURM_STEP_TASKS_PER_NODE", "SLURM_GPUS_ON_NODE",
+                           "SLURM_NODEID", "SLURM_STEP_TASKS_PER_NODE", "SLURM_GPUS_ON_NODE", "SLURM_GPUS_PER_TASK",
                            // for ',torch' (torch_env.hpp)
                            "SLURM_STEP_NODELIST", "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS", "SLURM_STEP_RESV_PORTS", "SLURM_STEP_ID"})
     if (auto value = get_env(spank, name)) input.env[name] = *value;
@@ -94,6 +94,8 @@ int on_task_init(spank_t spank) {
   if (auto local = get_item<std::uint32_t>(spank, S_TASK_ID)) input.env["SLURM_LOCALID"] = std::to_string(*local);
   if (auto global = get_item<std::uint32_t>(spank, S_TASK_GLOBAL_ID)) input.env["SLURM_PROCID"] = std::to_string(*global);
   if (auto count = get_item<std::uint32_t>(spank, S_JOB_LOCAL_TASK_COUNT)) input.env["SLURM_LOCAL_TASKS"] = std::to_string(*count);
+  // What user_init read before Slurm narrowed the GPUs per task; plan_task exports it for the doctor.
+  input.env[kStepGpusVariable] = s.step_gpus_on_node;
 
   SpankTask task(spank);
   const TaskApplyResult applied = apply_task(s.node->topology, s.node->plan, input, s.node->readiness, task);

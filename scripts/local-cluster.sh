@@ -18,6 +18,7 @@ PROLOG=""
 EPILOG=""
 NODE_PRIVATE=""
 CONSTRAIN_DEVICES=0
+SLURM_GCP=0
 CTL_PORT=16817
 SLURMD_PORT=16818
 BRIDGE=gdbr0
@@ -52,6 +53,9 @@ Options:
   --constrain-devices   TaskPlugin=task/cgroup with ConstrainDevices=yes: each task sees only its
                         GPUs, numbered from 0 in CUDA_VISIBLE_DEVICES (the fake GPUs are then
                         character devices 195:N, like /dev/nvidiaN, instead of links to /dev/null)
+  --slurm-gcp           the node configuration slurm-gcp writes: --constrain-devices, and also
+                        TaskPlugin=task/cgroup,task/affinity, ProctrackType=proctrack/cgroup,
+                        ConstrainCores=yes (each task's cgroup holds only its CPUs)
   --machine NAME        the nodes' interface names: a3mega (enp0s12; enp6s0 ... enp142s0, the
                         default) or a3ultra (A3 Ultra and A4: enp0s19, enp192s20; gpu0rdma0 ...
                         gpu7rdma0; veths only, no RDMA devices: give the plugin a topology file)
@@ -79,6 +83,7 @@ parse_options() {
       --machine) MACHINE=${2:?--machine needs a3mega or a3ultra}; shift 2 ;;
       --no-netns) NETNS=0; shift ;;
       --constrain-devices) CONSTRAIN_DEVICES=1; shift ;;
+      --slurm-gcp) SLURM_GCP=1; CONSTRAIN_DEVICES=1; shift ;;
       -h|--help) usage; exit 0 ;;
       *) die "unknown option '$1' (try --help)" ;;
     esac
@@ -126,6 +131,13 @@ write_plugstack() {
   fi
 }
 
+# slurm-gcp's order (its slurm.conf template): cgroup first, then affinity.
+task_plugins() {
+  if [ "$SLURM_GCP" = 1 ]; then echo task/cgroup,task/affinity
+  elif [ "$CONSTRAIN_DEVICES" = 1 ]; then echo task/cgroup
+  else echo task/none; fi
+}
+
 write_config() {
   mkdir -p "$DIR"/{etc,state,spool,log,run,munge,dev}
   chmod 755 "$DIR" "$DIR/munge"
@@ -156,8 +168,8 @@ SlurmdPidFile=$DIR/run/slurmd-%n.pid
 SlurmctldLogFile=$DIR/log/slurmctld.log
 SlurmdLogFile=$DIR/log/slurmd-%n.log
 PlugStackConfig=$DIR/etc/plugstack.conf
-ProctrackType=proctrack/linuxproc
-TaskPlugin=$([ "$CONSTRAIN_DEVICES" = 1 ] && echo task/cgroup || echo task/none)
+ProctrackType=$([ "$SLURM_GCP" = 1 ] && echo proctrack/cgroup || echo proctrack/linuxproc)
+TaskPlugin=$(task_plugins)
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SchedulerType=sched/backfill
@@ -196,6 +208,7 @@ EOF
   cat >"$DIR/etc/cgroup.conf" <<EOF
 CgroupPlugin=cgroup/v1
 ConstrainDevices=$([ "$CONSTRAIN_DEVICES" = 1 ] && echo yes || echo no)
+ConstrainCores=$([ "$SLURM_GCP" = 1 ] && echo yes || echo no)
 EOF
   write_plugstack
   echo "export SLURM_CONF=$CONF" >"$DIR/env.sh"
@@ -349,14 +362,14 @@ cmd_demo() {
   PLUGIN_ARGS="default=off topology=$repo/tests/fixtures/local-a3mega-2cpu.xml lib_dir=$DIR/tcpxo-lib profile_dir=$repo/profiles"
   cmd_up
   say "placeholder TCPXO lib dir: $DIR/tcpxo-lib (a stand-in libnccl-net.so; real nodes have Google's plugin there)"
-  local job=(srun -N"$NODES" --ntasks-per-node=8 --gpus-per-task=1 --gpu-direct=tcpxo,verbose "$build/launcher/gpudirect-launch" doctor)
+  local job=(srun -N"$NODES" --ntasks-per-node=8 --gpus-per-node=8 --gpu-direct=tcpxo,verbose "$build/launcher/gpudirect-launch" doctor)
   say "running: ${job[*]}"
   SLURM_CONF=$CONF "${job[@]}"
   cat <<EOF
 
 local-cluster: the cluster is still up. Try:
   source $DIR/env.sh
-  srun -N2 --ntasks-per-node=8 --gpus-per-task=1 --gpu-direct=tcpxo env | grep -E '^(NCCL_FASTRAK_IFNAME|GPUDIRECT_)' | sort | uniq -c
+  srun -N2 --ntasks-per-node=8 --gpus-per-node=8 --gpu-direct=tcpxo env | grep -E '^(NCCL_FASTRAK_IFNAME|GPUDIRECT_)' | sort | uniq -c
   srun -N1 -n1 $build/launcher/gpudirect-launch doctor --plugstack $DIR/etc/plugstack.conf
 Stop it with: $0 down --dir $DIR
 EOF

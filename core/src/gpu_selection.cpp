@@ -76,9 +76,18 @@ std::vector<int> select_task_gpus(const GpuSelectionInput& input) {
       }
     }
     // Every task sees all of the node's GPUs (--gpus-per-node): each takes its local rank's share.
-    if (input.local_size > 1 && input.gpus_on_node > 0 && static_cast<int>(chosen.size()) == input.gpus_on_node) {
+    // Slurm 20.11 sets no SLURM_GPUS_ON_NODE: every one of the step's GPUs counts as all of them.
+    const bool every_step_gpu =
+        !step.empty() && chosen.size() == step.size() && std::is_permutation(chosen.begin(), chosen.end(), step.begin());
+    const int on_node = input.gpus_on_node > 0 ? input.gpus_on_node : every_step_gpu ? static_cast<int>(step.size()) : 0;
+    if (input.local_size > 1 && on_node > 0 && static_cast<int>(chosen.size()) == on_node) {
       std::sort(chosen.begin(), chosen.end());
-      chosen = share_of_rank(chosen, input.local_rank, input.local_size);
+      const std::size_t k = static_cast<std::size_t>(input.gpus_per_task), r = static_cast<std::size_t>(input.local_rank);
+      if (input.gpus_on_node == 0 && k > 0 && (r + 1) * k <= chosen.size())
+        chosen = std::vector<int>(chosen.begin() + static_cast<std::ptrdiff_t>(r * k),
+                                  chosen.begin() + static_cast<std::ptrdiff_t>((r + 1) * k));
+      else
+        chosen = share_of_rank(chosen, input.local_rank, input.local_size);
     }
   } else if (!step.empty()) {
     std::vector<int> in_bus_order = step;

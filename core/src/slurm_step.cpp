@@ -1,10 +1,9 @@
 #include "gpudirect/slurm_step.hpp"
 
 #include "gpudirect/hostlist.hpp"
-#include "gpudirect/slurm_tasks.hpp"
+#include "gpudirect/slurm_task_placement.hpp"
 #include "gpudirect/text.hpp"
 
-#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 
@@ -21,11 +20,6 @@ const std::string* find(const Env& env, const std::string& name) {
 int as_int(const std::string& name, const std::string& text, int min, int max) {
   if (const auto value = try_parse_integer<int>(text, min, max)) return *value;
   throw std::invalid_argument(name + "=" + text + " is not an integer in " + std::to_string(min) + ".." + std::to_string(max));
-}
-
-int int_or(const Env& env, const std::string& name, int fallback, int min, int max) {
-  const std::string* text = find(env, name);
-  return text ? as_int(name, *text, min, max) : fallback;
 }
 
 }  // namespace
@@ -45,10 +39,10 @@ std::optional<SlurmStepTask> slurm_step_task(const Env& env) {
   if (!find(env, size_name)) throw std::invalid_argument("SLURM_PROCID is set but neither SLURM_STEP_NUM_TASKS nor SLURM_NTASKS is");
   t.size = as_int(size_name, *find(env, size_name), 1, 1 << 20);
   t.rank = as_int("SLURM_PROCID", *procid, 0, t.size - 1);
-  t.local_rank = int_or(env, "SLURM_LOCALID", 0, 0, 1 << 20);
-  t.node = int_or(env, "SLURM_NODEID", 0, 0, 1 << 20);
-  if (const std::string* per_node = find(env, "SLURM_STEP_TASKS_PER_NODE")) t.local_size = tasks_on_node(*per_node, t.node);
-  t.local_size = std::max(t.local_size, t.local_rank + 1);
+  const SlurmTaskPlacement placement = slurm_task_placement(env);
+  t.local_rank = placement.local_rank;
+  t.local_size = placement.local_size;
+  t.node = placement.node;
   const std::vector<std::string> hosts = expand_hostlist(*nodelist);
   if (hosts.empty()) throw std::invalid_argument("SLURM_STEP_NODELIST=" + *nodelist + " names no host");
   t.rendezvous_host = hosts.front();

@@ -3,7 +3,8 @@
 #include "gpudirect/gib_machine.hpp"
 #include "gpudirect/gpu_selection.hpp"
 #include "gpudirect/network_interfaces.hpp"
-#include "gpudirect/slurm_tasks.hpp"
+#include "gpudirect/gpu_visibility.hpp"
+#include "gpudirect/slurm_task_placement.hpp"
 #include "gpudirect/text.hpp"
 #include "gpudirect/torch_env.hpp"
 
@@ -25,17 +26,18 @@ int env_int(const std::map<std::string, std::string>& env, const std::string& na
 
 bool is_efa(const std::string& rdma) { return rdma.starts_with("rdmap") || rdma.starts_with("efa"); }
 
-// Tasks on this node: Slurm's own count when the plugin passes it, else SLURM_STEP_TASKS_PER_NODE.
-int local_task_count(const std::map<std::string, std::string>& env) {
-  const int counted = env_int(env, "SLURM_LOCAL_TASKS", -1);  // the plugin's S_JOB_LOCAL_TASK_COUNT
-  if (counted > 0) return counted;
-  const std::string per_node = env_or(env, "SLURM_STEP_TASKS_PER_NODE", env_or(env, "SLURM_TASKS_PER_NODE"));
-  if (per_node.empty()) return 1;
-  try {
-    return tasks_on_node(per_node, env_int(env, "SLURM_NODEID", 0));
-  } catch (const std::invalid_argument&) {
-    return 1;
-  }
+// The count of SLURM_GPUS_PER_TASK: "2", or "TYPE:2" for a typed request; 0 when unset or unreadable.
+int gpus_per_task(const std::map<std::string, std::string>& env) {
+  const std::string text = env_or(env, "SLURM_GPUS_PER_TASK");
+  const auto count = try_parse_integer<int>(std::string_view(text).substr(text.rfind(':') + 1), 1, 1 << 20);
+  return count.value_or(0);
+}
+
+// The entries of the task's CUDA_VISIBLE_DEVICES (0 when unset, empty or "NoDevFiles").
+int visible_gpu_count(const std::map<std::string, std::string>& env) {
+  const std::string visible(trim(env_or(env, "CUDA_VISIBLE_DEVICES")));
+  if (visible.empty() || visible == "NoDevFiles") return 0;
+  return static_cast<int>(split(visible, ',').size());
 }
 
 // Every refusal names the node: "on <node>: <what>".
@@ -46,7 +48,8 @@ struct Fail {
 
 // The GPUs the task owns (gpu_selection.hpp). GPU-/MIG- UUIDs name the (parent) GPUs themselves;
 // Slurm's indices then count MIG slices, not GPUs, so the UUIDs alone decide.
-std::vector<int> select_gpus(const Topology& topology, const TaskSetupInput& input, Mode mode, const Fail& fail) {
+std::vector<int> select_gpus(const Topology& topology, const TaskSetupInput& input, const SlurmTaskPlacement& placement, Mode mode,
+                             const Fail& fail) {
   const auto& env = input.env;
   GpuSelectionInput selection;
   selection.slurm_step_gpus = env_or(env, "SLURM_STEP_GPUS", env_or(env, "SLURM_JOB_GPUS"));
@@ -61,14 +64,15 @@ std::vector<int> select_gpus(const Topology& topology, const TaskSetupInput& inp
       selection.slurm_step_gpus.clear();
     } else {
       selection.slurm_step_gpus = gpu_uuids_to_indices(selection.slurm_step_gpus, step_name, topology, resolver);
-      selection.step_gpus_on_node = gpu_uuids_to_indices(input.step_gpus_on_node, step_name, topology, resolver);
+      selection.step_gpus_on_node = gpu_uuids_to_indices(placement.step_gpus_on_node, step_name, topology, resolver);
     }
   } catch (const GpuUuidError& e) {
     throw fail(e.what());
   }
   selection.gpus_on_node = env_int(env, "SLURM_GPUS_ON_NODE", 0);
-  selection.local_rank = env_int(env, "SLURM_LOCALID", 0);
-  selection.local_size = local_task_count(env);
+  selection.gpus_per_task = gpus_per_task(env);
+  selection.local_rank = placement.local_rank;
+  selection.local_size = placement.local_size;
   selection.gpu_count = static_cast<int>(topology.gpus.size());
   std::vector<int> gpus;
   try {
@@ -243,6 +247,7 @@ std::string task_summary(const Topology& topology, const TaskSetupInput& input, 
                         (setup.set_affinity ? "" : " (not bound)") + " numa " + (numa.empty() ? std::string("?") : join(numa));
   if (!setup.mode_reason.empty()) summary += " [" + setup.mode_reason + "]";
   if (!setup.binding.warning.empty()) summary += "; warning: " + setup.binding.warning;
+  if (!setup.gpu_visibility_warning.empty()) summary += "; warning: " + setup.gpu_visibility_warning;
   return summary;
 }
 
@@ -266,7 +271,13 @@ TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSe
     return setup;
   }
 
-  const std::vector<int> gpus = select_gpus(topology, input, setup.mode, fail);
+  SlurmTaskPlacement placement;
+  try {
+    placement = slurm_task_placement(input.env);
+  } catch (const std::invalid_argument& e) {
+    throw fail(e.what());
+  }
+  const std::vector<int> gpus = select_gpus(topology, input, placement, setup.mode, fail);
   try {
     setup.binding = bind_task(topology, plan, gpus, input.allowed_cpus);
   } catch (const std::invalid_argument& e) {
@@ -287,6 +298,8 @@ TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSe
   setup.env.push_back({"GPUDIRECT_GPUS", join(gpu_ids), EnvActionKind::set});
   setup.env.push_back({"GPUDIRECT_NICS", join(nic_names), EnvActionKind::set});
   setup.env.push_back({"GPUDIRECT_CPUS", setup.binding.cpus.to_list(), EnvActionKind::set});
+  // What the GPUs were chosen from, for the doctor and exec inside the task (slurm_task_placement.hpp).
+  if (!placement.step_gpus_on_node.empty()) setup.env.push_back({kStepGpusVariable, placement.step_gpus_on_node, EnvActionKind::set});
   if (input.request.torch) {
     const std::vector<EnvAction> torch = torch_env(topology, input, setup.binding, fail);
     setup.env.insert(setup.env.end(), torch.begin(), torch.end());
@@ -296,6 +309,7 @@ TaskSetup plan_task(const Topology& topology, const NodePlan& plan, const TaskSe
   // task only when the user (or SLURM_CPU_BIND in the environment) asked for a binding.
   const bool user_bound = !env_or(input.env, "SLURM_CPU_BIND_TYPE").empty();
   setup.set_affinity = input.config.cpu_bind && !user_bound && !setup.binding.cpus.empty();
+  setup.gpu_visibility_warning = own_gpus_only_warning(placement.local_size, visible_gpu_count(input.env), static_cast<int>(gpus.size()));
   setup.summary = task_summary(topology, input, setup, node, gpu_ids, nic_names);
   return setup;
 }

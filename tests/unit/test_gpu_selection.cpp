@@ -123,3 +123,16 @@ TEST_CASE("GPU selection: bad input names the variable", "[gpu_selection]") {
   negative.gpu_count = -1;
   CHECK_THROWS_AS(select_task_gpus(negative), std::invalid_argument);
 }
+
+TEST_CASE("Slurm 20.11: no SLURM_GPUS_ON_NODE; a list that is all of the step's GPUs is split by local rank", "[gpu_selection]") {
+  GpuSelectionInput in = input("0,1,2,3", "0,1,2,3", 1, 4, 0);
+  CHECK(select_task_gpus(in) == V{1});
+  in.gpus_per_task = 1;
+  CHECK(select_task_gpus(in) == V{1});
+  // Blocks of SLURM_GPUS_PER_TASK from the step's first GPU, when they fit.
+  GpuSelectionInput two = input("2,3,4,5,6,7", "2,3,4,5,6,7", 1, 2, 0);
+  two.gpus_per_task = 2;
+  CHECK(select_task_gpus(two) == V{4, 5});
+  // A task shown only its own GPUs keeps them.
+  CHECK(select_task_gpus(input("5", "5", 1, 4, 0)) == V{5});
+}

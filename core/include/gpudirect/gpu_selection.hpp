@@ -8,6 +8,9 @@
 //     task given "2,3" is read as global 2,3. Slurm's own numbering cannot tell them apart.)
 //     When it lists every GPU Slurm gave this node's tasks (SLURM_GPUS_ON_NODE, as --gpus-per-node
 //     does) and the node runs several tasks, each task takes its local rank's share of them.
+//     Slurm 20.11 sets no SLURM_GPUS_ON_NODE and shows every task of a --gpus-per-task step all the
+//     step's GPUs: a list that is every one of SLURM_STEP_GPUS counts as the node's then, and each
+//     task takes block r of SLURM_GPUS_PER_TASK (when set and the block fits), else its share.
 //     "NoDevFiles" (Slurm's value when gres.conf names no device files) means no GPUs.
 //     GPU UUIDs (GPU-..., MIG-...) are refused here: plan_task turns them into indices first
 //     (gpu_uuid.hpp, through NVML).
@@ -36,6 +39,7 @@ struct GpuSelectionInput {
   std::string cuda_visible_devices;       // "" when unset
   bool cuda_visible_devices_set = false;  // informational: an empty value is treated as unset
   int gpus_on_node = 0;                   // SLURM_GPUS_ON_NODE; 0 when unset
+  int gpus_per_task = 0;                  // the count of SLURM_GPUS_PER_TASK ("2" or "a100:2"); 0 when unset
   int local_rank = 0;                     // SLURM_LOCALID
   int local_size = 1;                     // tasks of this step on this node
   int gpu_count = 0;                      // GPUs in the node's topology

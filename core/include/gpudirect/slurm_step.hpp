@@ -11,9 +11,9 @@ namespace gpudirect {
 struct SlurmStepTask {
   int rank = 0;        // SLURM_PROCID
   int size = 1;        // SLURM_STEP_NUM_TASKS, else SLURM_NTASKS
-  int local_rank = 0;  // SLURM_LOCALID
-  int local_size = 1;  // this node's entry of SLURM_STEP_TASKS_PER_NODE
-  int node = 0;        // SLURM_NODEID
+  int local_rank = 0;  // these three as slurm_task_placement reads them (slurm_task_placement.hpp)
+  int local_size = 1;
+  int node = 0;
   // The same on every task of the step: the first host of SLURM_STEP_NODELIST, the first port of
   // SLURM_STEP_RESV_PORTS (MpiParams=ports=) or else one derived from the job and step ids.
   std::string rendezvous_host;

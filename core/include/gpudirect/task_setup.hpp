@@ -33,9 +33,9 @@ struct TaskSetupInput {
   // The mode's network profile when the caller loaded it already (the plugin does so once per step,
   // before the tasks fork); null, or another profile than the mode needs: plan_task loads it.
   const NetworkProfile* profile = nullptr;
-  // The step's SLURM_STEP_GPUS on this node before Slurm narrowed it per task (GpuSelectionInput);
-  // the plugin reads it in user_init. "" when unknown.
-  std::string step_gpus_on_node;
+  // Slurm's variables are read by slurm_task_placement (slurm_task_placement.hpp); the step's GPUs on
+  // the node before Slurm narrowed them per task come in env's GPUDIRECT_STEP_GPUS (the plugin puts
+  // what it read in user_init there, and plan_task exports it for the doctor and exec).
   // The network interfaces the node's tasks see (network_interfaces.hpp), when the caller probed
   // them: plan_task then refuses a profile that would name an interface the node does not have.
   // The plugin probes them; offline tools (doctor on another machine) leave them unset.
@@ -48,7 +48,9 @@ struct TaskSetup {
   TaskBinding binding;
   std::vector<EnvAction> env;  // to apply in order
   bool set_affinity = false;
-  std::string summary;  // the one verbose line
+  // own_gpus_only_warning (gpu_visibility.hpp): NVLink lost under ConstrainDevices; "" when not.
+  std::string gpu_visibility_warning;
+  std::string summary;  // the one verbose line, warnings included
 };
 
 // The profile a mode uses: tcpxo -> config.tcpxo_profile, the others their own name.

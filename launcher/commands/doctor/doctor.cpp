@@ -8,13 +8,19 @@
 #include "doctor/container_check.hpp"
 #include "gpudirect/container_mounts.hpp"
 #include "gpudirect/mode_resolution.hpp"
+#include "gpudirect/gpu_selection.hpp"
+#include "gpudirect/gpu_visibility.hpp"
 #include "gpudirect/net_plugin.hpp"
+#include "gpudirect/slurm_task_placement.hpp"
 #include "gpudirect/task_setup.hpp"
 #include "gpudirect/text.hpp"
 #include "gpudirect/topology_sources.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -39,6 +45,48 @@ struct DoctorOptions {
 std::string container_root(const std::map<std::string, std::string>& env) {
   const auto it = env.find("GPUDIRECT_TEST_CONTAINER_ROOT");
   return it == env.end() || it->second.empty() ? std::string("/") : it->second;
+}
+
+// Why the task is in a container (container_check.hpp); "" when it is not. A stand-in root (tests)
+// is a root of its own, not slurmstepd's.
+std::string task_container_reason(const std::string& root) {
+  const auto stepd = slurmstepd_ancestor("/proc", ::getpid());
+  const auto stepd_root = stepd ? root_mount_of("/proc", *stepd) : std::nullopt;
+  const auto own = root == "/" ? root_mount_of("/proc", ::getpid()) : std::optional<RootMount>(RootMount{"stand-in", root});
+  return container_reason(own, stepd_root, container_marker(root));
+}
+
+// The plugin planned from the step's GPUs it read in slurmstepd (GPUDIRECT_STEP_GPUS) and the doctor
+// plans from the same list: check it against what Slurm gave this task, so a plugin that read
+// another list is caught. Under ConstrainDevices a task's SLURM_STEP_GPUS is its own GPUs (on 22.05
+// the step's first ones): every one of them is among the step's.
+std::string step_gpus_problem(const std::map<std::string, std::string>& env) {
+  const auto step = env.find(kStepGpusVariable);
+  const auto given = env.find("SLURM_STEP_GPUS");
+  if (step == env.end() || step->second.empty() || given == env.end() || given->second.empty()) return "";
+  try {
+    const std::vector<int> on_node = parse_index_list(step->second, kStepGpusVariable);
+    for (int gpu : parse_index_list(given->second, "SLURM_STEP_GPUS"))
+      if (std::find(on_node.begin(), on_node.end(), gpu) == on_node.end())
+        return std::string(kStepGpusVariable) + " is '" + step->second +
+               "' (the step's GPUs on this node, as the plugin read them), but Slurm gave this task SLURM_STEP_GPUS=" + given->second;
+  } catch (const std::invalid_argument&) {
+    return "";  // UUIDs: plan_task reads them through NVML and reports what it cannot
+  }
+  return "";
+}
+
+// What the plugin bound (GPUDIRECT_GPUS) against the node's tasks (gpu_visibility.hpp).
+std::string every_gpu_problem(const std::map<std::string, std::string>& env, int node_gpus) {
+  const auto bound = env.find("GPUDIRECT_GPUS");
+  if (bound == env.end() || bound->second.empty()) return "";
+  try {
+    const int local_size = slurm_task_placement(env).local_size;
+    return every_gpu_while_sharing_problem(local_size, static_cast<int>(parse_index_list(bound->second, "GPUDIRECT_GPUS").size()),
+                                           node_gpus);
+  } catch (const std::invalid_argument&) {
+    return "";  // plan_task names a malformed variable
+  }
 }
 
 std::string nic_list(const Topology& topology, const std::vector<int>& nics) {
@@ -155,12 +203,16 @@ int check_task(const Topology& topology, const NodePlan& plan, const PluginConfi
     problems.push_back("CPU affinity is " + actual.to_list() + ", expected " + setup.binding.cpus.to_list());
   // In a container the profile's paths exist only where they were mounted (a job without the
   // enroot hook or --container-mounts): say which mount is missing rather than leave NCCL to fail.
+  if (const std::string problem = step_gpus_problem(env); !problem.empty()) problems.push_back(problem);
+  if (const std::string problem = every_gpu_problem(env, static_cast<int>(topology.gpus.size())); !problem.empty())
+    problems.push_back(problem);
   std::vector<std::string> warnings;
+  if (!setup.gpu_visibility_warning.empty()) warnings.push_back(setup.gpu_visibility_warning);
   const std::string root = container_root(env);
-  if (const std::string marker = container_marker(root); !marker.empty() && setup.mode != Mode::off) {
+  if (const std::string reason = setup.mode == Mode::off ? "" : task_container_reason(root); !reason.empty()) {
     try {
       for (const MissingMount& missing : missing_mounts(root, container_needs(config, setup.mode, env).mounts, setup.env))
-        warnings.push_back(describe_missing_mount(missing, marker));
+        warnings.push_back(describe_missing_mount(missing, reason));
     } catch (const ProfileError& e) {
       problems.push_back(e.what());
     }

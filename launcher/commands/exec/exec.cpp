@@ -8,6 +8,7 @@
 #include "plugstack_file.hpp"
 
 #include "bootstrap/launch_context.hpp"
+#include "gpudirect/slurm_task_placement.hpp"
 #include "gpudirect/task_apply.hpp"
 #include "gpudirect/topology_sources.hpp"
 
@@ -84,9 +85,9 @@ std::map<std::string, std::string> task_environment(std::map<std::string, std::s
   env["SLURM_LOCAL_TASKS"] = get("LOCAL_WORLD_SIZE", "1");
   env["SLURM_PROCID"] = get("RANK", env["SLURM_LOCALID"].c_str());
   // An outer srun's step (torchrun started by srun) is not this process's: its rank is torchrun's.
-  for (const char* slurm :
-       {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "SLURM_GPUS_ON_NODE", "SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE", "SLURM_NODEID",
-        "SLURM_CPU_BIND_TYPE", "SLURM_STEP_NODELIST", "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS", "SLURM_STEP_RESV_PORTS"})
+  for (const char* slurm : {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "SLURM_GPUS_ON_NODE", "SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE",
+                            "SLURM_NODEID", "SLURM_CPU_BIND_TYPE", "SLURM_STEP_NODELIST", "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS",
+                            "SLURM_STEP_RESV_PORTS", "SLURM_GPUS_PER_TASK", kStepGpusVariable})
     env.erase(slurm);
   // A pod sees all its GPUs: each local rank takes its share of CUDA_VISIBLE_DEVICES, as Slurm's
   // --gpus-per-node does.
