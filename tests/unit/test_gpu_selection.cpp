@@ -124,7 +124,7 @@ TEST_CASE("GPU selection: bad input names the variable", "[gpu_selection]") {
   CHECK_THROWS_AS(select_task_gpus(negative), std::invalid_argument);
 }
 
-TEST_CASE("Slurm 20.11: no SLURM_GPUS_ON_NODE; a list that is all of the step's GPUs is split by local rank", "[gpu_selection]") {
+TEST_CASE("Slurm 20.11: no SLURM_GPUS_ON_NODE, a list that is all of the step's GPUs is split by local rank", "[gpu_selection]") {
   GpuSelectionInput in = input("0,1,2,3", "0,1,2,3", 1, 4, 0);
   CHECK(select_task_gpus(in) == V{1});
   in.gpus_per_task = 1;
