@@ -1,6 +1,7 @@
 #include "gpudirect/binding.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -89,12 +90,25 @@ void collect_host_nics(const Topology& topology, NicKind best, NodePlan& plan) {
   }
 }
 
-// The NICs that may carry GPU traffic: the best kind present, the control NIC excepted.
+// How fast a NIC is, in Gb/s: its port speed when the source gives one, else its PCIe link; 0 unknown.
+float nic_speed(const Nic& nic) { return nic.port_speed_gbps > 0 ? nic.port_speed_gbps : nic.link_speed_gbs * 8; }
+
+// The NICs that may carry GPU traffic: the best kind present, the control NIC excepted, and none at
+// a quarter or less of the fastest such NIC's speed (a B200 VM's 100G front-end ports beside its 400G
+// GPU ports, an x2 card beside x16 ones). A NIC of unknown speed is never called slow.
 std::vector<int> data_nic_pool(const Topology& topology, NicKind best, const NodePlan& plan) {
   std::vector<int> pool;
-  if (best != NicKind::unusable)
-    for (int n = 0; n < static_cast<int>(topology.nics.size()); ++n)
-      if (topology.nics[static_cast<std::size_t>(n)].kind == best && plan.control_nic != n) pool.push_back(n);
+  if (best == NicKind::unusable) return pool;
+  float fastest = 0;
+  for (int n = 0; n < static_cast<int>(topology.nics.size()); ++n) {
+    const Nic& nic = topology.nics[static_cast<std::size_t>(n)];
+    if (nic.kind == best && plan.control_nic != n) fastest = std::max(fastest, nic_speed(nic));
+  }
+  for (int n = 0; n < static_cast<int>(topology.nics.size()); ++n) {
+    const Nic& nic = topology.nics[static_cast<std::size_t>(n)];
+    const bool slow = nic_speed(nic) > 0 && nic_speed(nic) * 4 <= fastest;
+    if (nic.kind == best && plan.control_nic != n && !slow) pool.push_back(n);
+  }
   return pool;
 }
 
@@ -134,13 +148,36 @@ std::vector<int> pair_on_switches(const Topology& topology, const std::vector<in
   return fallback_gpus;
 }
 
-// No data NIC on the GPU's switch: the nearest data NICs by NUMA distance, then package, shared
-// out among the fallback GPUs of that NUMA node in bus order; each such GPU gets a note saying so.
-void pair_by_numa(const Topology& topology, const std::vector<int>& pool, const std::vector<int>& fallback_gpus, NodePlan& plan) {
+// The pool NICs in PCI domain `domain`, when the pool spans several domains: a VM's host bridges
+// put each GPU and its fabric NICs in a domain of their own (no switch visible). Empty otherwise.
+std::vector<int> same_domain_nics(const Topology& topology, const std::vector<int>& pool, unsigned domain) {
+  std::vector<int> same;
+  bool other_domain = false;
+  for (int n : pool) {
+    const auto& address = topology.nics[static_cast<std::size_t>(n)].address;
+    if (address && address->domain == domain)
+      same.push_back(n);
+    else
+      other_domain = other_domain || address.has_value();
+  }
+  return other_domain ? same : std::vector<int>{};
+}
+
+// No data NIC on the GPU's switch: the data NICs of its own PCI domain when others are elsewhere,
+// then the nearest by NUMA distance, then package, shared out among the fallback GPUs of that
+// domain and NUMA node in bus order; each such GPU gets a note saying so.
+void pair_by_numa(const Topology& topology, const std::vector<int>& all_pool, const std::vector<int>& fallback_gpus, NodePlan& plan) {
   const auto nic_at = [&](int n) -> const Nic& { return topology.nics[static_cast<std::size_t>(n)]; };
-  std::map<int, std::vector<int>> fallback_by_numa;
-  for (int g : fallback_gpus) fallback_by_numa[topology.gpus[static_cast<std::size_t>(g)].numa_node].push_back(g);
-  for (const auto& [numa, gpus] : fallback_by_numa) {
+  std::map<std::pair<std::optional<unsigned>, int>, std::vector<int>> fallback_groups;  // (own domain, NUMA node)
+  for (int g : fallback_gpus) {
+    const Gpu& gpu = topology.gpus[static_cast<std::size_t>(g)];
+    std::optional<unsigned> domain;
+    if (!same_domain_nics(topology, all_pool, gpu.address.domain).empty()) domain = gpu.address.domain;
+    fallback_groups[{domain, gpu.numa_node}].push_back(g);
+  }
+  for (const auto& [group, gpus] : fallback_groups) {
+    const auto [domain, numa] = group;
+    const std::vector<int> pool = domain ? same_domain_nics(topology, all_pool, *domain) : all_pool;
     const int package = topology.gpus[static_cast<std::size_t>(gpus.front())].package;
     const auto distance_key = [&, numa = numa](int n) {  // clang 14 (fuzz preset) cannot capture a structured binding
       const Nic& nic = nic_at(n);
@@ -161,7 +198,11 @@ void pair_by_numa(const Topology& topology, const std::vector<int>& pool, const 
                                     (topology.nics.empty() ? std::string("there are no NICs") : std::string("no usable NIC")) + ")";
     } else {
       const Nic& first = nic_at(nearest.front());
-      if (numa >= 0 && first.numa_node == numa)
+      if (domain) {
+        char text[16];
+        std::snprintf(text, sizeof text, "%04x", *domain);
+        note = std::string("no NIC shares its PCIe switch; using a NIC of its PCI domain ") + text;
+      } else if (numa >= 0 && first.numa_node == numa)
         note = "no NIC shares its PCIe switch; using a NIC of its NUMA node " + std::to_string(numa);
       else
         note = "no NIC shares its PCIe switch or its NUMA node; using the nearest, " + labels(topology, nearest) +

@@ -2,7 +2,7 @@
 //  unusable    wireless (class 0x0280, wl*/ww* names), USB (usb*, enx* names), or a function the
 //              source lists without any OS device (no driver bound: an unassigned SR-IOV virtual
 //              function, a port the container cannot see)
-//  rdma        an OpenFabrics/RDMA device (mlx5_0, bnxt_re0, irdma0, efa_0, hfi1_0, cxi0), or class
+//  rdma        an OpenFabrics/RDMA device (mlx5_0, mlx5_bond_0, bnxt_re0, irdma0, efa_0, hfi1_0, cxi0), or class
 //              0x0207 InfiniBand / 0x0208 fabric / 0x0c06 (older InfiniBand HCAs), Amazon EFA, HPE Slingshot
 //  management  1GbE chipset parts (Intel I210/I211/I219/I350/82574/82576, Broadcom BCM5719/5720/5709,
 //              Realtek RTL8111/8125) or a PCIe link below 1 GB/s (x1: no more than a few Gb/s)

@@ -45,8 +45,9 @@ struct Nic {
   unsigned pci_class = 0;      // 16-bit class (0x0200 Ethernet, 0x0207 InfiniBand), 0 when unknown
   unsigned vendor = 0;         // PCI vendor id, 0 when unknown
   unsigned device_id = 0;
-  float link_speed_gbs = 0;  // PCIe link bandwidth in GB/s as hwloc reports it, 0 when unknown
-  bool names_listed = true;  // false when the source lists no OS devices (a bare NCCL <pci>)
+  float link_speed_gbs = 0;   // PCIe link bandwidth in GB/s as hwloc reports it, 0 when unknown
+  float port_speed_gbps = 0;  // network port speed in Gb/s (an NCCL <net speed>), 0 when unknown
+  bool names_listed = true;   // false when the source lists no OS devices (a bare NCCL <pci>)
   NicKind kind = NicKind::ethernet;
   std::string kind_reason;  // why it has that kind, for the doctor
   int numa_node = -1;

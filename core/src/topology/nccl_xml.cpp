@@ -20,14 +20,23 @@ using topology_xml::attribute;
 using topology_xml::is_element;
 
 // What NCCL's net plugins name a NIC: the RDMA device (mlx5_0, efa_0, rdmap16s27, bnxt_re0, irdma0,
-// rocep12s0) for IB/EFA/RoCE, the netdev (enp6s0, eth1, ib0) for sockets. InfiniBand controllers
-// (class 0x0207) and Amazon EFA (vendor 0x1d0f with an RDMA-style name) are RDMA devices whatever the name.
+// rocep12s0; mlx5_bond_0 for bonded RoCE ports, as on ConnectX-8 SuperNIC nodes) for IB/EFA/RoCE, the
+// netdev (enp6s0, eth1, ib0) for sockets. InfiniBand controllers (class 0x0207) and Amazon EFA (vendor
+// 0x1d0f with an RDMA-style name) are RDMA devices whatever the name.
 bool is_rdma_name(const std::string& name, unsigned pci_class, unsigned vendor) {
   if (pci_class == 0x0207) return true;
-  static const std::regex driver_index("[a-z][a-z0-9]*_[0-9]+");  // mlx5_0, efa_0, hfi1_0, erdma_0
+  static const std::regex driver_index("[a-z][a-z0-9]*(_bond)?_[0-9]+");  // mlx5_0, efa_0, hfi1_0, mlx5_bond_0
   static const std::regex udev_rdma("(rdmap|rocep|roceo|ibp|bnxt_re|irdma|qedr)[0-9a-z]*");
   if (std::regex_match(name, driver_index) || std::regex_match(name, udev_rdma)) return true;
   return vendor == 0x1d0f && name.starts_with("efa");
+}
+
+// Host-side virtual interfaces (container bridges and veths, Calico, Flannel, CNI, tunnels): NCCL's
+// socket transport lists them under every <cpu> of a container host. They carry no GPU traffic.
+bool is_virtual_interface(const std::string& name) {
+  static const std::regex virtual_name(
+      "lo|(br-|veth|cali|docker|flannel|cni|virbr|vxlan|tunl|tun|tap|kube-|cilium_|lxc|weave|vnet|genev|nodelocaldns).*");
+  return std::regex_match(name, virtual_name);
 }
 
 class NcclReader {
@@ -117,12 +126,23 @@ class NcclReader {
   void read_virtual_nics(const xmlNode* nic_element, const Place& place) {
     for (const xmlNode* net = nic_element->children; net; net = net->next) {
       if (!is_element(net, "net")) continue;
+      const std::string name = net_name(net);
+      if (is_virtual_interface(name)) continue;
       Nic nic;
       nic.numa_node = place.numa_node;
       nic.local_cpus = place.cpus;
-      (is_rdma_name(net_name(net), 0, 0) ? nic.rdma_device : nic.interface_name) = net_name(net);
+      nic.port_speed_gbps = port_speed(net);
+      (is_rdma_name(name, 0, 0) ? nic.rdma_device : nic.interface_name) = name;
       topology_.nics.push_back(std::move(nic));
     }
+  }
+
+  // A <net>'s speed in Gb/s (NCCL writes Mb/s); 0 when absent or unreadable: only a hint for pairing.
+  static float port_speed(const xmlNode* net) {
+    const auto text = attribute(net, "speed");
+    float mbps = 0;
+    if (!text || std::from_chars(text->data(), text->data() + text->size(), mbps).ec != std::errc{} || !(mbps > 0)) return 0;
+    return mbps / 1000.0f;
   }
 
   std::string net_name(const xmlNode* net) const {
@@ -180,6 +200,7 @@ class NcclReader {
         for (const xmlNode* net = nic_element->children; net; net = net->next) {
           if (!is_element(net, "net")) continue;
           const std::string name = net_name(net);
+          nic.port_speed_gbps = std::max(nic.port_speed_gbps, port_speed(net));
           std::string& slot = is_rdma_name(name, pci_class, vendor) ? nic.rdma_device : nic.interface_name;
           if (slot.empty()) slot = name;  // a second <net> is another port of the same function
         }

@@ -1,0 +1,161 @@
+// The newest topologies (issue 32): ConnectX-8 SuperNIC nodes with bonded RoCE ports, a B200 VM with
+// GPUs and NICs under host bridges in several PCI domains, a Kubernetes host's virtual interfaces.
+// The files here are constructed from the facts the issue gives about those machines (not real dumps).
+#include <catch2/catch.hpp>
+
+#include "gpudirect/binding.hpp"
+#include "gpudirect/topology_sources.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+using namespace gpudirect;
+
+namespace {
+
+// A file under the temp dir, removed when the test ends.
+class TempFile {
+ public:
+  TempFile(const std::string& name, const std::string& text)
+      : path_(std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "-" + name)) {
+    std::ofstream(path_) << text;
+  }
+  ~TempFile() { std::filesystem::remove(path_); }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  std::string path() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// The bus ids (or names) of GPU g's data NICs.
+std::vector<std::string> nics_of(const Topology& t, const NodePlan& plan, std::size_t g) {
+  std::vector<std::string> out;
+  for (int n : plan.gpus[g].nics) out.push_back(nic_bus_id(t.nics[static_cast<std::size_t>(n)]));
+  return out;
+}
+
+Topology load(const std::string& name, const std::string& xml) {
+  const TempFile file(name, xml);
+  return load_nccl_topology_xml(file.path());
+}
+
+}  // namespace
+
+TEST_CASE("ConnectX-8 SuperNIC node: the bonded RoCE NIC on each GPU's switch carries its traffic, not the x2 CX-7 card",
+          "[binding][newest]") {
+  // Each GPU below the SuperNIC's switch next to its NIC function (15b3:1023, class 0x0200, ports
+  // bonded: mlx5_bond_N); a CX-7 InfiniBand card (class 0x0207) on no GPU's switch.
+  const Topology t = load("cx8.nccl.xml", R"(<system version="1">
+  <cpu numaid="0" affinity="0000ffff">
+    <pci busid="0000:10:00.0" class="0x060400" vendor="0x15b3" device="0x197b">
+      <pci busid="0000:11:00.0" class="0x030200" vendor="0x10de" device="0x3182"><gpu dev="0" sm="100"/></pci>
+      <pci busid="0000:12:00.0" class="0x020000" vendor="0x15b3" device="0x1023">
+        <nic><net name="mlx5_bond_0" dev="0" speed="800000" port="1"/></nic>
+      </pci>
+    </pci>
+    <pci busid="0000:20:00.0" class="0x060400" vendor="0x15b3" device="0x197b">
+      <pci busid="0000:21:00.0" class="0x030200" vendor="0x10de" device="0x3182"><gpu dev="1" sm="100"/></pci>
+      <pci busid="0000:22:00.0" class="0x020000" vendor="0x15b3" device="0x1023">
+        <nic><net name="mlx5_bond_1" dev="1" speed="800000" port="1"/></nic>
+      </pci>
+    </pci>
+    <pci busid="0000:05:00.0" class="0x020700" vendor="0x15b3" device="0x1021">
+      <nic><net name="mlx5_0" dev="2" speed="200000" port="1"/></nic>
+    </pci>
+  </cpu>
+</system>
+)");
+  REQUIRE(t.nics.size() == 3);
+  CHECK(t.nics[1].rdma_device == "mlx5_bond_0");
+  CHECK(t.nics[1].kind == NicKind::rdma);
+  const NodePlan plan = plan_node(t);
+  CHECK(nics_of(t, plan, 0) == std::vector<std::string>{"0000:12:00.0"});
+  CHECK(nics_of(t, plan, 1) == std::vector<std::string>{"0000:22:00.0"});
+  CHECK_FALSE(plan.gpus[0].nic_fallback);
+}
+
+TEST_CASE("a NIC at a quarter or less of its kind's fastest port speed carries no GPU traffic", "[binding][newest]") {
+  // Two GPUs and four HCAs under the host bridge (no switch visible): two 100G front-end ports
+  // first in bus order, then two 400G GPU ports.
+  const Topology t = load("b200-speeds.nccl.xml", R"(<system version="1">
+  <cpu numaid="0" affinity="0000ffff">
+    <pci busid="0000:08:00.0" class="0x030200" vendor="0x10de" device="0x2901"><gpu dev="0" sm="100"/></pci>
+    <pci busid="0000:09:00.0" class="0x030200" vendor="0x10de" device="0x2901"><gpu dev="1" sm="100"/></pci>
+    <pci busid="0000:0a:00.0" class="0x020000" vendor="0x15b3" device="0x101d"><nic><net name="mlx5_0" speed="100000"/></nic></pci>
+    <pci busid="0000:0b:00.0" class="0x020000" vendor="0x15b3" device="0x101d"><nic><net name="mlx5_1" speed="100000"/></nic></pci>
+    <pci busid="0000:0c:00.0" class="0x020700" vendor="0x15b3" device="0x1021"><nic><net name="mlx5_2" speed="400000"/></nic></pci>
+    <pci busid="0000:0d:00.0" class="0x020700" vendor="0x15b3" device="0x1021"><nic><net name="mlx5_3" speed="400000"/></nic></pci>
+  </cpu>
+</system>
+)");
+  const NodePlan plan = plan_node(t);
+  CHECK(nics_of(t, plan, 0) == std::vector<std::string>{"0000:0c:00.0"});
+  CHECK(nics_of(t, plan, 1) == std::vector<std::string>{"0000:0d:00.0"});
+  CHECK(plan.data_nics.size() == 2);
+}
+
+TEST_CASE("hwloc link speed: an x2 NIC beside x16 ones of its kind carries no GPU traffic", "[binding][newest]") {
+  Topology t;
+  t.gpus.resize(1);
+  t.gpus[0].address = PciAddress::parse("0000:40:00.0");
+  t.gpus[0].numa_node = 0;
+  t.nics.resize(2);
+  const float link_gbs[] = {7.9f, 63.0f};  // PCIe Gen5 x2 and x16
+  for (std::size_t n = 0; n < 2; ++n) {
+    t.nics[n].address = PciAddress::parse(n == 0 ? "0000:05:00.0" : "0000:41:00.0");
+    t.nics[n].rdma_device = "mlx5_" + std::to_string(n);
+    t.nics[n].kind = NicKind::rdma;
+    t.nics[n].numa_node = 0;
+    t.nics[n].link_speed_gbs = link_gbs[n];
+  }
+  const NodePlan plan = plan_node(t);
+  CHECK(plan.gpus[0].nics == std::vector<int>{1});
+
+  t.nics[0].link_speed_gbs = 0;  // unknown speed: never called slow
+  CHECK(plan_node(t).gpus[0].nics == std::vector<int>{0, 1});
+}
+
+TEST_CASE("no switch visible: a GPU takes the NICs of its own PCI domain before the NUMA fallback", "[binding][newest]") {
+  // A VM's GPUs and fabric NICs each under their own host bridge in domains 0001 and 0002; the
+  // front-end NICs (same kind, same speed, same NUMA node) in domain 0000, first in bus order.
+  const Topology t = load("b200-domains.nccl.xml", R"(<system version="1">
+  <cpu numaid="0" affinity="0000ffff">
+    <pci busid="0000:0a:00.0" class="0x020000" vendor="0x15b3" device="0x1021"><nic><net name="mlx5_0" speed="400000"/></nic></pci>
+    <pci busid="0000:0b:00.0" class="0x020000" vendor="0x15b3" device="0x1021"><nic><net name="mlx5_1" speed="400000"/></nic></pci>
+    <pci busid="0001:00:00.0" class="0x030200" vendor="0x10de" device="0x2901"><gpu dev="0" sm="100"/></pci>
+    <pci busid="0001:01:00.0" class="0x020700" vendor="0x15b3" device="0x1021"><nic><net name="mlx5_2" speed="400000"/></nic></pci>
+    <pci busid="0002:00:00.0" class="0x030200" vendor="0x10de" device="0x2901"><gpu dev="1" sm="100"/></pci>
+    <pci busid="0002:01:00.0" class="0x020700" vendor="0x15b3" device="0x1021"><nic><net name="mlx5_3" speed="400000"/></nic></pci>
+  </cpu>
+</system>
+)");
+  const NodePlan plan = plan_node(t);
+  CHECK(nics_of(t, plan, 0) == std::vector<std::string>{"0001:01:00.0"});
+  CHECK(nics_of(t, plan, 1) == std::vector<std::string>{"0002:01:00.0"});
+  CHECK(plan.gpus[0].nic_fallback);
+  CHECK_THAT(plan.gpus[0].nic_note, Catch::Contains("PCI domain 0001"));
+}
+
+TEST_CASE("Kubernetes host: virtual interfaces listed under every CPU are skipped, the file is read", "[topology][newest]") {
+  const std::string virtuals = R"(<nic><net name="br-3f2a9c1d7e45"/><net name="docker0"/><net name="cali1a2b3c4d5e6"/>
+      <net name="veth9f8e7d6"/><net name="flannel.1"/><net name="cni0"/><net name="vxlan.calico"/><net name="tunl0"/></nic>)";
+  const Topology t = load("k8s.nccl.xml", R"(<system version="1">
+  <cpu numaid="0" affinity="000000ff">
+    <pci busid="0000:04:00.0" class="0x030200" vendor="0x10de" device="0x2330"><gpu dev="0" sm="90"/></pci>
+    <pci busid="0000:05:00.0" class="0x020700" vendor="0x15b3" device="0x1021"><nic><net name="mlx5_0" speed="400000"/></nic></pci>
+    )" + virtuals + R"(
+  </cpu>
+  <cpu numaid="1" affinity="0000ff00">
+    )" + virtuals + R"(
+  </cpu>
+</system>
+)");
+  REQUIRE(t.nics.size() == 1);
+  CHECK(t.nics[0].rdma_device == "mlx5_0");
+  CHECK(plan_node(t).gpus[0].nics == std::vector<int>{0});
+}
