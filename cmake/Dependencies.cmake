@@ -26,6 +26,8 @@ function(gpudirect_library_soname out library)
   endif()
   set(${out} "${soname}" PARENT_SCOPE)
 endfunction()
+# Read at every configure (a libxml2 upgrade changes it); only a value given with -D is kept.
+set(GPUDIRECT_LIBXML2_SONAME "" CACHE STRING "soname the plugin loads libxml2 by (empty: read from the library pkg-config finds)")
 if(NOT GPUDIRECT_LIBXML2_SONAME)
   set(libxml2_file "")
   foreach(library ${LIBXML2_LINK_LIBRARIES})
@@ -38,7 +40,7 @@ if(NOT GPUDIRECT_LIBXML2_SONAME)
     message(FATAL_ERROR "gpudirect-slurm: cannot read the soname of libxml2 ('${libxml2_file}', from pkg-config "
                         "libxml-2.0) with objdump (binutils): install binutils, or give -DGPUDIRECT_LIBXML2_SONAME=libxml2.so.N")
   endif()
-  set(GPUDIRECT_LIBXML2_SONAME "${libxml2_soname}" CACHE STRING "soname the plugin dlopens libxml2 by (read from the library)")
+  set(GPUDIRECT_LIBXML2_SONAME "${libxml2_soname}")  # a normal variable over the empty cache entry
 endif()
 message(STATUS "gpudirect-slurm: libxml2 ${LIBXML2_VERSION}, loaded on demand as ${GPUDIRECT_LIBXML2_SONAME}")
 

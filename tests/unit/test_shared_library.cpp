@@ -28,6 +28,7 @@ TEST_CASE("open_first_library skips names that do not load", "[shared_library]")
   CHECK(opened.name == GPUDIRECT_LIBXML2_SONAME);
   CHECK(opened.error.empty());
   CHECK(dlsym(opened.handle, "xmlNewParserCtxt") != nullptr);
+  dlclose(opened.handle);
 }
 
 TEST_CASE("open_first_library names every library it tried and why", "[shared_library]") {
