@@ -75,8 +75,8 @@ const Libxml2& loaded() {
   const Libxml2& lib = libxml2();
   if (!lib.error.empty())
     throw gpudirect::TopologyError("gpudirect: reading a topology file needs libxml2, and " + lib.error +
-                                   ": install libxml2 on the node (Debian and Ubuntu: the libxml2 package; the plugin "
-                                   "was built against " GPUDIRECT_LIBXML2_SONAME ")");
+                                   ": install libxml2's shared library on the node (the plugin was built against " GPUDIRECT_LIBXML2_SONAME
+                                   "; Debian and Ubuntu ship libxml2.so.2 in the libxml2 package)");
   return lib;
 }
 
