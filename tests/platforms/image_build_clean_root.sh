@@ -1,14 +1,15 @@
 #!/bin/bash
 # The blueprints' image-build step (blueprints/files/install-gpudirect-slurm.sh), run as written in a
-# clean Debian 12 root: debootstrap minbase plus Debian's slurmd and libslurm-dev standing in for the
-# image's Slurm, nothing else. Passes when the script installs its own build dependencies, builds the
+# clean Debian 12 root (or another release: --suite bullseye|trixie|...): debootstrap minbase plus
+# that release's slurmd and libslurm-dev standing in for the image's Slurm, nothing else. Passes when the script installs its own build dependencies, builds the
 # plugin, installs it into Slurm's plugin dir and writes slurmd's plugstack line.
 #
 # Not part of the CI ctest run (debootstrap takes minutes). Needs root, debootstrap, unshare and the
 # Debian archive. The root with Slurm is cached as a tarball (GPUDIRECT_ROOT_CACHE, default
 # /var/cache/gpudirect-slurm), so a rerun starts from there.
 #
-# Usage: tests/platforms/image_build_clean_root.sh [--keep] [-- INSTALL_SCRIPT_ARGS...]
+# Usage: tests/platforms/image_build_clean_root.sh [--suite NAME] [--keep] [-- INSTALL_SCRIPT_ARGS...]
+#   --suite  Debian release codename (default bookworm)
 #   --keep   leave the root (printed at the end) for a look; default: removed
 set -euo pipefail
 
@@ -16,16 +17,18 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 suite=bookworm
 mirror=${GPUDIRECT_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 cache_dir=${GPUDIRECT_ROOT_CACHE:-/var/cache/gpudirect-slurm}
-cache=$cache_dir/debian-$suite-minbase-slurm.tar.gz
 keep=0
 script_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
+    --suite) suite=${2:?--suite needs a Debian codename}; shift 2 ;;
     --keep) keep=1; shift ;;
     --) shift; script_args=("$@"); break ;;
     *) echo "image_build_clean_root: error: unknown option '$1' (usage at the top of $0)" >&2; exit 1 ;;
   esac
 done
+
+cache=$cache_dir/debian-$suite-minbase-slurm.tar.gz
 
 fail() { echo "image_build_clean_root: FAIL: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || fail "needs root (debootstrap, mounts, chroot)"
