@@ -49,11 +49,14 @@ if(NOT GPUDIRECT_BUILD_LAUNCHER)
                  "train, health or exec; building core and spank_gpudirect.so only")
   return()
 endif()
-# The launcher: CMake 3.25 (the C++20 CUDA setup below; the oldest CMake it is built with), libfabric,
+# The launcher: CMake 3.25 (the C++20 CUDA setup below; the oldest CMake it is built with), GCC 11, libfabric,
 # nlohmann-json, CLI11, OpenBLAS and OpenMP. Missing ones are named together, with the way out.
 set(missing "")
 if(CMAKE_VERSION VERSION_LESS 3.25)
   list(APPEND missing "CMake >= 3.25 (this is ${CMAKE_VERSION})")
+endif()
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 11)
+  list(APPEND missing "GCC >= 11 (this is ${CMAKE_CXX_COMPILER_VERSION}: no using enum, std::bit_cast or to_chars for double)")
 endif()
 pkg_check_modules(LIBFABRIC IMPORTED_TARGET libfabric)
 if(NOT LIBFABRIC_FOUND)
