@@ -9,13 +9,23 @@ if(CMAKE_INSTALL_PREFIX_INITIALIZED_TO_DEFAULT)
   set(CMAKE_INSTALL_PREFIX /usr CACHE PATH "Install prefix (/usr: next to Debian's Slurm)" FORCE)
 endif()
 
-# gpudirect_slurm_version(<out> <out_number>): "22.05.8" and "0x160508", from the slurm_version.h
-# that sits next to the spank.h we compile against (SLURM_VERSION_NUMBER, what Slurm checks).
+# gpudirect_slurm_version(<out> <out_number>): "22.05.8" and "0x160508", from the headers next to the
+# spank.h we compile against (SLURM_VERSION_NUMBER, what Slurm checks): slurm_version.h from 21.08,
+# slurm.h before (20.11 has no slurm_version.h).
 function(gpudirect_slurm_version out out_number)
-  set(header "${SLURM_INCLUDE_DIR}/slurm/slurm_version.h")
-  file(STRINGS "${header}" line REGEX "^#define[ \t]+SLURM_VERSION_NUMBER[ \t]+0x[0-9a-fA-F]+")
+  set(line "")
+  foreach(name slurm_version.h slurm.h)
+    set(header "${SLURM_INCLUDE_DIR}/slurm/${name}")
+    if(EXISTS "${header}")
+      file(STRINGS "${header}" line REGEX "^#define[ \t]+SLURM_VERSION_NUMBER[ \t]+0x[0-9a-fA-F]+")
+      if(line)
+        break()
+      endif()
+    endif()
+  endforeach()
   if(NOT line MATCHES "(0x[0-9a-fA-F]+)")
-    message(FATAL_ERROR "gpudirect-slurm: no SLURM_VERSION_NUMBER in ${header}: install libslurm-dev (scripts/install-deps.sh)")
+    message(FATAL_ERROR "gpudirect-slurm: no SLURM_VERSION_NUMBER in ${SLURM_INCLUDE_DIR}/slurm/slurm_version.h or slurm.h: "
+                        "install Slurm's complete headers (Debian and Ubuntu: libslurm-dev; scripts/install-deps.sh)")
   endif()
   set(number ${CMAKE_MATCH_1})
   math(EXPR major "(${number} >> 16) & 255")
@@ -28,7 +38,7 @@ function(gpudirect_slurm_version out out_number)
   set(${out_number} "${number}" PARENT_SCOPE)
 endfunction()
 
-# Runs at the end of the top-level CMakeLists.txt, when the Slurm headers have been found.
+# Called at the end of the top-level CMakeLists.txt, when the Slurm headers have been found.
 function(gpudirect_configure_package)
   gpudirect_slurm_version(slurm_version slurm_number)
   string(REGEX MATCH "^[0-9]+\\.[0-9]+" slurm_series "${slurm_version}")
@@ -52,8 +62,10 @@ function(gpudirect_configure_package)
           COMPONENT debian EXCLUDE_FROM_ALL)
   # The enroot hook (docs/containers.md), in enroot's system hooks dir; a conffile, as everything in
   # /etc. It runs /usr/bin/gpudirect-launch, which is where this package puts it.
-  install(PROGRAMS ${PROJECT_SOURCE_DIR}/scripts/enroot/hooks.d/50-gpudirect.sh DESTINATION /etc/enroot/hooks.d
-          COMPONENT debian EXCLUDE_FROM_ALL)
+  if(GPUDIRECT_BUILD_LAUNCHER)
+    install(PROGRAMS ${PROJECT_SOURCE_DIR}/scripts/enroot/hooks.d/50-gpudirect.sh DESTINATION /etc/enroot/hooks.d
+            COMPONENT debian EXCLUDE_FROM_ALL)
+  endif()
   install(FILES ${PROJECT_SOURCE_DIR}/cmake/packaging/copyright DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/gpudirect-slurm
           COMPONENT debian EXCLUDE_FROM_ALL)
   configure_file(${PROJECT_SOURCE_DIR}/cmake/packaging/changelog.Debian.in
@@ -65,8 +77,10 @@ function(gpudirect_configure_package)
   install(FILES ${PROJECT_BINARY_DIR}/packaging/changelog.Debian.gz DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/gpudirect-slurm
           COMPONENT debian EXCLUDE_FROM_ALL)
   configure_file(${PROJECT_SOURCE_DIR}/cmake/packaging/conffiles.in ${PROJECT_BINARY_DIR}/packaging/control/conffiles @ONLY)
-  configure_file(${PROJECT_SOURCE_DIR}/cmake/packaging/postrm ${PROJECT_BINARY_DIR}/packaging/control/postrm COPYONLY
+  # file(COPY), not configure_file's FILE_PERMISSIONS (CMake 3.20); reconfigure when postrm changes.
+  file(COPY ${PROJECT_SOURCE_DIR}/cmake/packaging/postrm DESTINATION ${PROJECT_BINARY_DIR}/packaging/control
        FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/packaging/postrm)
 
   set(CPACK_GENERATOR DEB)
   set(CPACK_PACKAGE_NAME gpudirect-slurm)
@@ -101,4 +115,3 @@ function(gpudirect_configure_package)
   include(CPack)
   message(STATUS "gpudirect-slurm: Debian package for Slurm ${slurm_version} (target package)")
 endfunction()
-cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR} CALL gpudirect_configure_package)

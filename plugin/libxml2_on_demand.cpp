@@ -3,35 +3,47 @@
 // sbatch and slurmstepd, --gpu-direct or not (perf/plugin_hook_times measures the cost). The core's
 // calls bind to these definitions (the version script keeps them private to the plugin), which
 // forward to the real library.
-#include "gpudirect/topology_sources.hpp"
-
 #include <dlfcn.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
 
+#include <array>
 #include <mutex>
 #include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "gpudirect/shared_library.hpp"
+#include "gpudirect/topology_sources.hpp"
 
 namespace {
 
+// The soname of the libxml2 this plugin was compiled against (CMake reads it from the library), then
+// the sonames of the other libxml2 ABIs whose entry points below are the same: libxml2.so.16 (2.14
+// and later) and libxml2.so.2 (before), so a node image whose libxml2 moved on still loads one.
+constexpr std::array<std::string_view, 2> kOtherSonames{"libxml2.so.16", "libxml2.so.2"};
+
+// Each pointer has the type the headers declare (libxml2 2.12 made xmlCtxtGetLastError return
+// const xmlError*), so this compiles against every release.
 struct Libxml2 {
   void* handle = nullptr;
+  std::string name;
   std::string error;
-  xmlParserCtxtPtr (*new_parser_ctxt)() = nullptr;
-  void (*free_parser_ctxt)(xmlParserCtxtPtr) = nullptr;
-  xmlDocPtr (*ctxt_read_memory)(xmlParserCtxtPtr, const char*, int, const char*, const char*, int) = nullptr;
-  xmlErrorPtr (*ctxt_get_last_error)(void*) = nullptr;
-  void (*free_doc)(xmlDocPtr) = nullptr;
-  long (*get_line_no)(const xmlNode*) = nullptr;
-  xmlNodePtr (*doc_get_root_element)(const xmlDoc*) = nullptr;
-  xmlAttrPtr (*has_prop)(const xmlNode*, const xmlChar*) = nullptr;
+  decltype(&::xmlNewParserCtxt) new_parser_ctxt = nullptr;
+  decltype(&::xmlFreeParserCtxt) free_parser_ctxt = nullptr;
+  decltype(&::xmlCtxtReadMemory) ctxt_read_memory = nullptr;
+  decltype(&::xmlCtxtGetLastError) ctxt_get_last_error = nullptr;
+  decltype(&::xmlFreeDoc) free_doc = nullptr;
+  decltype(&::xmlGetLineNo) get_line_no = nullptr;
+  decltype(&::xmlDocGetRootElement) doc_get_root_element = nullptr;
+  decltype(&::xmlHasProp) has_prop = nullptr;
 };
 
 template <typename F>
-void bind(void* handle, const char* name, F& out, std::string& error) {
-  out = reinterpret_cast<F>(dlsym(handle, name));
-  if (!out && error.empty()) error = std::string("libxml2.so.2 has no ") + name;
+void bind(const Libxml2& lib, const char* symbol, F& out, std::string& error) {
+  out = reinterpret_cast<F>(dlsym(lib.handle, symbol));
+  if (!out && error.empty()) error = lib.name + " has no " + symbol + " (not a libxml2 this plugin can use)";
 }
 
 // Loaded once per process, on first use; never unloaded (the plugin's own dlclose leaves it).
@@ -39,20 +51,21 @@ const Libxml2& libxml2() {
   static Libxml2 lib;
   static std::once_flag once;
   std::call_once(once, [] {
-    lib.handle = dlopen("libxml2.so.2", RTLD_NOW | RTLD_LOCAL);
-    if (!lib.handle) {
-      const char* why = dlerror();
-      lib.error = std::string("cannot load libxml2.so.2: ") + (why ? why : "unknown error");
+    auto opened = gpudirect::open_first_library(gpudirect::library_names(GPUDIRECT_LIBXML2_SONAME, kOtherSonames), RTLD_NOW | RTLD_LOCAL);
+    if (!opened.handle) {
+      lib.error = opened.error;
       return;
     }
-    bind(lib.handle, "xmlNewParserCtxt", lib.new_parser_ctxt, lib.error);
-    bind(lib.handle, "xmlFreeParserCtxt", lib.free_parser_ctxt, lib.error);
-    bind(lib.handle, "xmlCtxtReadMemory", lib.ctxt_read_memory, lib.error);
-    bind(lib.handle, "xmlCtxtGetLastError", lib.ctxt_get_last_error, lib.error);
-    bind(lib.handle, "xmlFreeDoc", lib.free_doc, lib.error);
-    bind(lib.handle, "xmlGetLineNo", lib.get_line_no, lib.error);
-    bind(lib.handle, "xmlDocGetRootElement", lib.doc_get_root_element, lib.error);
-    bind(lib.handle, "xmlHasProp", lib.has_prop, lib.error);
+    lib.handle = opened.handle;
+    lib.name = opened.name;
+    bind(lib, "xmlNewParserCtxt", lib.new_parser_ctxt, lib.error);
+    bind(lib, "xmlFreeParserCtxt", lib.free_parser_ctxt, lib.error);
+    bind(lib, "xmlCtxtReadMemory", lib.ctxt_read_memory, lib.error);
+    bind(lib, "xmlCtxtGetLastError", lib.ctxt_get_last_error, lib.error);
+    bind(lib, "xmlFreeDoc", lib.free_doc, lib.error);
+    bind(lib, "xmlGetLineNo", lib.get_line_no, lib.error);
+    bind(lib, "xmlDocGetRootElement", lib.doc_get_root_element, lib.error);
+    bind(lib, "xmlHasProp", lib.has_prop, lib.error);
   });
   return lib;
 }
@@ -61,8 +74,9 @@ const Libxml2& libxml2() {
 const Libxml2& loaded() {
   const Libxml2& lib = libxml2();
   if (!lib.error.empty())
-    throw gpudirect::TopologyError("gpudirect: reading a topology file needs libxml2 and " + lib.error +
-                                   "; install the libxml2 package on the node");
+    throw gpudirect::TopologyError("gpudirect: reading a topology file needs libxml2, and " + lib.error +
+                                   ": install libxml2's shared library on the node (the plugin was built against " GPUDIRECT_LIBXML2_SONAME
+                                   "; Debian and Ubuntu ship libxml2.so.2 in the libxml2 package)");
   return lib;
 }
 
@@ -80,7 +94,10 @@ xmlDocPtr xmlCtxtReadMemory(xmlParserCtxtPtr context, const char* buffer, int si
   return loaded().ctxt_read_memory(context, buffer, size, url, encoding, options);
 }
 
-xmlErrorPtr xmlCtxtGetLastError(void* context) { return loaded().ctxt_get_last_error(context); }
+// const xmlError* from libxml2 2.12, xmlErrorPtr before: whatever the header declares.
+std::invoke_result_t<decltype(&::xmlCtxtGetLastError), void*> xmlCtxtGetLastError(void* context) {
+  return loaded().ctxt_get_last_error(context);
+}
 
 void xmlFreeDoc(xmlDocPtr doc) {
   if (doc) libxml2().free_doc(doc);

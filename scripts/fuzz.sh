@@ -20,7 +20,7 @@ esac
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(mode plugin_config network_profile hostlist slurm_tasks gpu_selection hwloc_xml nccl_xml store)
 
-command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found: install clang and libclang-rt-14-dev (scripts/install-deps.sh)" >&2; exit 1; }
+command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found: install clang and libclang-rt-dev (scripts/install-deps.sh)" >&2; exit 1; }
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz --target "${targets[@]/#/fuzz_}" >/dev/null
 

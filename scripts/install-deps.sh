@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages gpudirect-slurm needs to build and test (as root). Idempotent:
+# Installs the Debian 12 or 13 packages gpudirect-slurm needs to build and test (as root); every name
+# exists in both releases (versionless clang names: LLVM 14 on 12, 19 on 13). Idempotent:
 # on a machine that has them all it returns in a second. Debian's slurm/munge packages try to
 # start system daemons on install; a temporary policy-rc.d stops that.
 set -euo pipefail
@@ -9,10 +10,11 @@ packages=(build-essential cmake ninja-build pkg-config git python3 procps iprout
   libslurm-dev slurm-wlm-basic-plugins-dev slurmctld slurmd slurm-client munge
   libopenblas-dev python3-torch python3-matplotlib  # CPU training; the PyTorch oracle; plots
   python3-yaml lintian  # blueprint checks; the .deb test
+  libxml2-utils  # xmllint, which the health tests use
   busybox-static  # the container root file system of the enroot hook's test
   prometheus prometheus-node-exporter  # promtool; the scrape test runs its own of each (the policy-rc.d below keeps the services from starting)
-  clang libclang-rt-14-dev valgrind  # scripts/fuzz.sh (libFuzzer); the plugin's leak check
-  clang-format-14)  # the style check (.clang-format)
+  clang libclang-rt-dev valgrind  # scripts/fuzz.sh (libFuzzer); the plugin's leak check
+  clang-format)  # the style check (.clang-format; clang-format 14 on Debian 12)
 
 missing=()
 for p in "${packages[@]}"; do

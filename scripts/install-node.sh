@@ -102,8 +102,15 @@ parse_options() {
 read_build() {
   PLUGIN_SO=$BUILD_DIR/plugin/spank_gpudirect.so
   LAUNCH_BIN=$BUILD_DIR/launcher/gpudirect-launch
-  [ -f "$PLUGIN_SO" ] && [ -f "$LAUNCH_BIN" ] ||
-    die "no build in $BUILD_DIR (need plugin/spank_gpudirect.so and launcher/gpudirect-launch): build first with cmake --preset release && cmake --build --preset release, or pass --build-dir"
+  # A plugin-only build (-DGPUDIRECT_BUILD_LAUNCHER=OFF) installs no gpudirect-launch and no enroot hook.
+  if grep -qx 'GPUDIRECT_BUILD_LAUNCHER:BOOL=OFF' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null; then
+    LAUNCH_BIN=""
+    [ -f "$PLUGIN_SO" ] ||
+      die "no plugin in $BUILD_DIR (need plugin/spank_gpudirect.so): build first with cmake --build $BUILD_DIR --target spank_gpudirect, or pass --build-dir"
+  else
+    [ -f "$PLUGIN_SO" ] && [ -f "$LAUNCH_BIN" ] ||
+      die "no build in $BUILD_DIR (need plugin/spank_gpudirect.so and launcher/gpudirect-launch): build first with cmake --preset release && cmake --build --preset release, or pass --build-dir"
+  fi
   local info
   info=$(grep -a -o 'gpudirect-build-info: [^;]*' "$PLUGIN_SO" | head -1) ||
     die "$PLUGIN_SO has no build information (built before install-node.sh existed?): rebuild it"
@@ -181,13 +188,13 @@ plan() {
   PLUGSTACK_FILE=$SLURM_CONF_DIR/plugstack.conf.d/gpudirect.conf
   FILES=()  # "mode target source"
   FILES+=("0644 $PLUGIN_DIR/spank_gpudirect.so $PLUGIN_SO")
-  FILES+=("0755 $PREFIX/bin/gpudirect-launch $LAUNCH_BIN")
+  [ -z "$LAUNCH_BIN" ] || FILES+=("0755 $PREFIX/bin/gpudirect-launch $LAUNCH_BIN")
   local profile
   for profile in "$repo"/profiles/*.conf; do
     FILES+=("0644 $PROFILE_DIR/$(basename "$profile") $profile")
   done
   FILES+=("0755 $PREFIX/libexec/gpudirect-slurm/gpudirect-rxdm $repo/scripts/rxdm/gpudirect-rxdm")
-  FILES+=("0755 $ENROOT_HOOKS_DIR/50-gpudirect.sh @enroot-hook")
+  [ -z "$LAUNCH_BIN" ] || FILES+=("0755 $ENROOT_HOOKS_DIR/50-gpudirect.sh @enroot-hook")
   FILES+=("0644 $PLUGSTACK_FILE -")
 }
 

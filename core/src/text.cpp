@@ -1,7 +1,10 @@
 #include "gpudirect/text.hpp"
 
+#include <locale.h>
+#include <stdlib.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
@@ -56,11 +59,49 @@ GPUDIRECT_INSTANTIATE(long long)
 GPUDIRECT_INSTANTIATE(unsigned long long)
 #undef GPUDIRECT_INSTANTIATE
 
+namespace {
+
+// Length of the longest prefix of text in from_chars' decimal grammar: [-] digits [. digits] [e [+-] digits],
+// where the mantissa needs a digit on either side of the point. No blanks, '+', hex, "inf" or "nan".
+std::size_t decimal_prefix_length(std::string_view text) {
+  const auto digits_from = [&](std::size_t at) {
+    while (at < text.size() && text[at] >= '0' && text[at] <= '9') ++at;
+    return at;
+  };
+  std::size_t at = !text.empty() && text[0] == '-' ? 1 : 0;
+  const std::size_t integer_end = digits_from(at);
+  std::size_t end = integer_end;
+  bool any_digit = integer_end > at;
+  if (end < text.size() && text[end] == '.') {
+    const std::size_t fraction_end = digits_from(end + 1);
+    any_digit = any_digit || fraction_end > end + 1;
+    end = fraction_end;
+  }
+  if (!any_digit) return 0;
+  if (end < text.size() && (text[end] == 'e' || text[end] == 'E')) {
+    std::size_t exponent = end + 1;
+    if (exponent < text.size() && (text[exponent] == '+' || text[exponent] == '-')) ++exponent;
+    const std::size_t exponent_end = digits_from(exponent);
+    if (exponent_end > exponent) end = exponent_end;
+  }
+  return end;
+}
+
+}  // namespace
+
 std::optional<std::pair<double, std::string_view>> parse_number_prefix(std::string_view text) {
-  double value = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc{} || !std::isfinite(value)) return std::nullopt;
-  return std::pair{value, text.substr(static_cast<std::size_t>(ptr - text.data()))};
+  // GCC 10's libstdc++ has no from_chars for double: strtod in the C locale ("1.5" whatever LC_NUMERIC
+  // says), on exactly the prefix from_chars would take.
+  const std::size_t length = decimal_prefix_length(text);
+  if (length == 0) return std::nullopt;
+  static const locale_t c_locale = newlocale(LC_ALL_MASK, "C", locale_t{});
+  if (c_locale == locale_t{}) return std::nullopt;
+  const std::string prefix(text.substr(0, length));
+  char* end = nullptr;
+  errno = 0;
+  const double value = strtod_l(prefix.c_str(), &end, c_locale);
+  if (errno == ERANGE || end != prefix.c_str() + prefix.size() || !std::isfinite(value)) return std::nullopt;
+  return std::pair{value, text.substr(length)};
 }
 
 std::optional<double> try_parse_number(std::string_view text) {

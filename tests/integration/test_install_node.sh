@@ -71,7 +71,10 @@ rc=$?
 expect_eq "refuses another Slurm major.minor: exit 1, nothing written" "1 " "$rc $(tree "$root")"
 expect_contains "... naming both versions" "built for Slurm $(grep -a -o 'slurm=[0-9.]*' "$PLUGIN" | cut -d= -f2) but this node runs Slurm 23.02.7" "$out"
 expect_contains "... and how to rebuild" "Rebuild against this node's Slurm headers" "$out"
-"$INSTALL" "${args[@]}" --destdir "$root" --slurm-version 22.05.2 >/dev/null 2>&1 &&
+built_slurm=$(grep -a -o 'slurm=[0-9.]*' "$PLUGIN" | cut -d= -f2)
+patch=${built_slurm##*.}
+other_patch="${built_slurm%.*}.$((patch == 0 ? 1 : patch - 1))"  # the build's major.minor, another patch release
+"$INSTALL" "${args[@]}" --destdir "$root" --slurm-version "$other_patch" >/dev/null 2>&1 &&
   pass "accepts another patch release of the same major.minor" || fail "accepts another patch release of the same major.minor"
 "$INSTALL" --destdir "$root" --uninstall >/dev/null 2>&1
 

@@ -4,6 +4,7 @@
 
 #include <climits>
 #include <stdexcept>
+#include <utility>
 
 using namespace gpudirect;
 
@@ -60,6 +61,23 @@ TEST_CASE("decimal numbers are strict too", "[text]") {
   CHECK(prefix->first == 64.0);
   CHECK(prefix->second == "K");
   CHECK_FALSE(parse_number_prefix("K64"));
+}
+
+TEST_CASE("a number's prefix stops where a decimal number ends", "[text]") {
+  const auto cases = {std::pair{"1.", ""},       std::pair{".5s", "s"},    std::pair{"1e", "e"},   std::pair{"1e+", "e+"},
+                      std::pair{"2.5E-1x", "x"}, std::pair{"0x10", "x10"}, std::pair{"-3,5", ",5"}};
+  for (const auto& [text, rest] : cases) {
+    INFO(text);
+    const auto prefix = parse_number_prefix(text);
+    REQUIRE(prefix);
+    CHECK(prefix->second == rest);
+  }
+  CHECK(parse_number_prefix("2.5E-1x")->first == 0.25);
+  CHECK(parse_number_prefix("-3,5")->first == -3.0);
+  for (const char* bad : {"-", "-.", "e5", ".e1", "1e-999"}) {
+    INFO(bad);
+    CHECK_FALSE(try_parse_number(bad));
+  }
 }
 
 TEST_CASE("join puts the separator between every two items, empty ones included", "[text]") {
