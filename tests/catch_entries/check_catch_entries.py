@@ -14,8 +14,11 @@ import sys
 
 
 def catch_cases(executable):
-    # Catch2 2 exits with the number of cases listed, so the exit status says nothing here.
+    # Catch2 2 exits with the number of cases listed, so the exit status says nothing here;
+    # Catch2 3 has no --list-test-names-only and lists names alone at quiet verbosity.
     run = subprocess.run([executable, "--list-test-names-only"], capture_output=True, text=True)
+    if "--list-test-names-only" in run.stderr + run.stdout:
+        run = subprocess.run([executable, "--list-tests", "--verbosity", "quiet"], capture_output=True, text=True)
     cases = [line for line in run.stdout.splitlines() if line.strip()]
     if not cases:
         sys.exit(f"check_catch_entries: {executable} --list-test-names-only listed no case (exit {run.returncode}): {run.stderr}")
