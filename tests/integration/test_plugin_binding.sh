@@ -33,7 +33,9 @@ expect_eq "no --gpu-direct (default=off): environment and affinity untouched" "u
 out=$(srun -N1 -n1 --gpus-per-task=1 --gpu-direct=off bash -c 'echo ${GPUDIRECT_MODE-unset}' 2>&1)
 expect_eq "--gpu-direct=off: untouched" "unset" "$out"
 
-out=$(srun -N1 -n2 --gpus-per-task=1 --gpu-direct=tcpxo,verbose true 2>&1)
+# On node1 by name: right after the previous step node1 may still be completing, and Slurm would
+# then pick node2.
+out=$(srun -N1 -w node1 -n2 --gpus-per-task=1 --gpu-direct=tcpxo,verbose true 2>&1)
 expect_contains "verbose: one binding line per task on the terminal" "gpudirect: node1 task 1 (local 1): mode tcpxo gpus 1 [0000:05:00.0] nics enp7s0 cpus 0 numa 0" "$out"
 
 out=$(srun -N1 -n1 --gpus-per-task=1 --cpu-bind=none --gpu-direct=tcpxo bash -c 'echo "$GPUDIRECT_NICS $(awk "/Cpus_allowed_list/ {print \$2}" /proc/self/status)"' 2>&1 | grep -v 'lacks support')

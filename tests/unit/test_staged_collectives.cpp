@@ -30,11 +30,13 @@ using gpudirect::bootstrap::testing::rank_of;
 
 namespace {
 
+// This process's segments only: other test processes (ctest -j2) make and remove their own meanwhile.
 std::set<std::string> our_shm_objects() {
+  const std::string ours = "gpudirect-comm-" + std::to_string(::getpid()) + "-";
   std::set<std::string> names;
   if (DIR* dir = ::opendir("/dev/shm")) {
     while (const dirent* entry = ::readdir(dir))
-      if (std::strncmp(entry->d_name, "gpudirect-comm-", 15) == 0) names.insert(entry->d_name);
+      if (std::strncmp(entry->d_name, ours.c_str(), ours.size()) == 0) names.insert(entry->d_name);
     ::closedir(dir);
   }
   return names;
