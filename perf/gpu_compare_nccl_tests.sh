@@ -2,21 +2,24 @@
 # The NCCL backend on a GPU machine: every collective x type x op checked, then all_reduce and
 # all_gather timed against nccl-tests on the same sizes. Two steps, because a GPU machine often
 # has CUDA but not this project's Debian build dependencies:
-#   perf/gpu_compare_nccl_tests.sh package DIR NCCL_TESTS_CHECKOUT   (here: needs a release build
-#        with NCCL; builds nccl-tests from a checkout you provide; copies binaries + libraries to DIR)
+#   perf/gpu_compare_nccl_tests.sh package DIR NCCL_TESTS_BUILD   (here: needs a release build with
+#        NCCL and nccl-tests ALREADY BUILT by you, outside this repository (NCCL_TESTS_BUILD holds
+#        all_reduce_perf and all_gather_perf); copies those binaries, ours and our libraries to DIR)
 #   DIR/gpu_compare_nccl_tests.sh run                                 (there: prints the table)
 # nccl-tests is a peer to measure against: it is never part of this repository.
 set -euo pipefail
 case "${1:-}" in
 package)
-  dir=${2:?DIR}; peer=${3:?NCCL_TESTS_CHECKOUT}
+  dir=${2:?DIR}; peer=${3:?NCCL_TESTS_BUILD (a directory holding nccl-tests binaries you built)}
   src=$(cd "$(dirname "$0")/.." && pwd)
   launch=$src/build/release/launcher/gpudirect-launch
   ldd "$launch" | grep -q libnccl || { echo "build with NCCL first (cmake --preset release finds /usr/local/cuda)" >&2; exit 1; }
   mkdir -p "$dir/bin" "$dir/lib"
-  make -C "$peer" -j2 CUDA_HOME=/usr/local/cuda NCCL_HOME=/usr/local/cuda NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" >/dev/null
+  for c in all_reduce all_gather; do
+    [ -x "$peer/${c}_perf" ] || { echo "no ${c}_perf in $peer: build nccl-tests yourself, outside this repository, and pass its build directory (nothing was compared)" >&2; exit 1; }
+  done
   strip -o "$dir/bin/gpudirect-launch" "$launch"
-  for c in all_reduce all_gather; do strip -o "$dir/bin/${c}_perf" "$peer/build/${c}_perf"; done
+  for c in all_reduce all_gather; do strip -o "$dir/bin/${c}_perf" "$peer/${c}_perf"; done
   # Our Debian libraries travel; libc, libstdc++, CUDA and NCCL are the GPU machine's own.
   ldd "$launch" | awk '/=>/ {print $1, $3}' | grep -vE '^(libc|libm|libstdc\+\+|libgcc_s|libpthread|librt|libdl|libnccl|libcudart)\.' |
     while read -r name path; do cp -L "$path" "$dir/lib/$name"; done
