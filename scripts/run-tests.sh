@@ -2,9 +2,10 @@
 # Builds gpudirect-slurm and runs every test:
 #   1. release build with warnings as errors: unit tests + integration tests against a real local
 #      Slurm (munge, slurmctld, two slurmd in network namespaces, fake GPUs through gres);
-#   2. AddressSanitizer/UBSan build (compiled at low priority while 1's tests run): the unit tests again;
+#   2. AddressSanitizer/UBSan build: the unit tests again;
 #   3. libFuzzer (clang, core and the rendezvous store): every parser of outside input fuzzed a few seconds
 #      (scripts/fuzz.sh; FUZZ_SECONDS=N per target, default 6).
+#   2 and 3 run beside 1's tests (built at nice 19); their output is printed after 1's.
 # Needs root (the local cluster creates namespaces and runs Slurm daemons). Installs its Debian
 # packages itself. Usage: sudo scripts/run-tests.sh [--unit-only]
 set -euo pipefail
@@ -13,7 +14,7 @@ cd "$(dirname "$0")/.."
 unit_only=0
 case "${1:-}" in
   --unit-only) unit_only=1 ;;
-  -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   "") ;;
   *) echo "run-tests.sh: unknown argument '$1' (try --help)" >&2; exit 6 ;;
 esac
@@ -32,37 +33,44 @@ step "release build (warnings are errors)"
 cmake --preset ci >/dev/null
 cmake --build --preset ci
 
-# The sanitizer and fuzz builds need no cluster: they compile at the lowest CPU priority while the
-# release tests run (those mostly wait on Slurm, timeouts and sleeping ranks), so they take only the
-# cycles the tests leave. Their own process group, so that an early exit stops them too.
-background_log=build/background-builds.log
-setsid bash -c 'set -e
-  cmake --preset ci-asan >/dev/null && nice -n 19 cmake --build --preset ci-asan --target unit_tests
-  cmake --preset fuzz >/dev/null && nice -n 19 cmake --build --preset fuzz' >"$background_log" 2>&1 &
+# The sanitizer and fuzz work needs no cluster, so it runs beside the release tests (those mostly
+# wait on Slurm, timeouts and sleeping ranks): the builds at the lowest CPU priority, so they take
+# only the cycles the tests leave; then, at normal priority, the unit tests under ASan/UBSan and the
+# fuzzing. Its own process group, so that an early exit stops it too. Each part logs to its own file,
+# printed after the release tests, in the order they ran.
+asan_build_log=build/asan-and-fuzz-build.log asan_test_log=build/asan-unit-tests.log fuzz_log=build/fuzz.log
+mkdir -p build
+rm -f build/asan-and-fuzz.status
+setsid bash -c '
+  fail() { echo "$1" >build/asan-and-fuzz.status; exit 1; }
+  { cmake --preset ci-asan >/dev/null && nice -n 19 cmake --build --preset ci-asan --target unit_tests &&
+    cmake --preset fuzz >/dev/null && nice -n 19 cmake --build --preset fuzz; } >"$1" 2>&1 || fail "the ASan/UBSan or fuzz build failed (log: $1)"
+  ctest --preset ci-asan -L unit -j2 >"$2" 2>&1 || fail "unit tests failed under ASan/UBSan (log: $2)"
+  scripts/fuzz.sh "${FUZZ_SECONDS:-6}" >"$3" 2>&1 || fail "fuzzing found a failure (log: $3)"
+  echo ok >build/asan-and-fuzz.status' background "$asan_build_log" "$asan_test_log" "$fuzz_log" &
 background=$!
 trap 'kill -- -"$background" 2>/dev/null || true' EXIT
 
-step "unit and integration tests (release; the ASan and fuzz builds compile meanwhile at nice 19)"
+step "unit and integration tests (release; beside them: the ASan/UBSan and fuzz builds at nice 19, then their tests)"
 if [ "$unit_only" = 1 ]; then
   ctest --preset ci -L unit -j2
 else
   ctest --preset ci -j2  # unit tests two at a time; integration tests are RUN_SERIAL (one cluster)
 fi
 
-step "waiting for the AddressSanitizer/UBSan and fuzz builds"
+step "waiting for the ASan/UBSan unit tests and the fuzzing"
 # Nothing else of ours runs now: back to normal priority, or on a machine kept busy by other work
 # at nice 0 a nice-19 build would get almost no CPU (CFS weights 15 against 1024) and stall CI.
 renice -n 0 -g "$background" >/dev/null 2>&1 || true
-if ! wait "$background"; then
-  tail -40 "$background_log"
-  echo "run-tests.sh: the ASan/UBSan or fuzz build failed (whole log: $background_log)" >&2
+wait "$background" || true
+status=$(cat build/asan-and-fuzz.status 2>/dev/null || echo "the ASan/UBSan and fuzz job ended without a result")
+step "unit tests under ASan/UBSan"
+if [ -s "$asan_test_log" ]; then cat "$asan_test_log"; else tail -40 "$asan_build_log"; fi
+step "fuzzing every parser of outside input (libFuzzer, ${FUZZ_SECONDS:-6} s per target)"
+[ -s "$fuzz_log" ] && cat "$fuzz_log"
+if [ "$status" != ok ]; then
+  echo "run-tests.sh: $status" >&2
   exit 1
 fi
-
-step "unit tests under ASan/UBSan"
-ctest --preset ci-asan -L unit -j2
-
-step "fuzzing every parser of outside input (libFuzzer, ${FUZZ_SECONDS:-6} s per target)"
-scripts/fuzz.sh "${FUZZ_SECONDS:-6}"
 
 step "done"

@@ -11,13 +11,16 @@
 
 #include <filesystem>
 #include <fstream>
+#include <unistd.h>
 
 using namespace gpudirect;
 using namespace gpudirect::train;
 
 namespace {
 
-std::string temp_path(const std::string& name) { return (std::filesystem::temp_directory_path() / ("gpudirect_ckpt_" + name)).string(); }
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("gpudirect_ckpt_" + std::to_string(::getpid()) + "_" + name)).string();
+}
 
 CheckpointHeader sample_header(std::size_t n) {
   CheckpointHeader h;

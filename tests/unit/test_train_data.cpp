@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <unistd.h>
 
 using namespace gpudirect::train;
 
@@ -29,7 +30,9 @@ Batch take(DataSource& data, const BatchShape& shape, long step, int micro = 0) 
 
 BatchShape shape(int world, int rank, int micro_batch) { return BatchShape{world, rank, micro_batch, 1, 16, 100}; }
 
-std::string temp_file(const std::string& name) { return (std::filesystem::temp_directory_path() / ("gpudirect_test_" + name)).string(); }
+std::string temp_file(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("gpudirect_test_" + std::to_string(::getpid()) + "_" + name)).string();
+}
 
 void write_llmc(const std::string& path, const std::vector<std::uint16_t>& tokens, std::int32_t magic = 20240520, std::int32_t version = 1,
                 long claimed = -1) {

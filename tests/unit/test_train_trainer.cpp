@@ -19,6 +19,7 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include <unistd.h>
 
 using namespace gpudirect;
 using namespace gpudirect::train;
@@ -27,7 +28,9 @@ namespace {
 
 constexpr std::chrono::milliseconds kTimeout{20000};  // a broken collective fails the test, never hangs it
 
-std::string temp_path(const std::string& name) { return (std::filesystem::temp_directory_path() / ("gpudirect_trainer_" + name)).string(); }
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("gpudirect_trainer_" + std::to_string(::getpid()) + "_" + name)).string();
+}
 
 struct Rank {
   int rank;
