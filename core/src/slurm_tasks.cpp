@@ -33,4 +33,9 @@ int tasks_on_node(const std::string& per_node, int node) {
   throw std::invalid_argument("SLURM_STEP_TASKS_PER_NODE=" + quote_bounded(per_node) + " has no entry for node " + std::to_string(node));
 }
 
+const std::string* slurm_variable(const std::map<std::string, std::string>& env, const std::string& name) {
+  const auto it = env.find(name);
+  return it == env.end() || it->second.empty() ? nullptr : &it->second;
+}
+
 }  // namespace gpudirect

@@ -2,6 +2,7 @@
 
 #include "gpudirect/binding.hpp"
 #include "gpudirect/topology_sources.hpp"
+#include "temp_file.hpp"
 
 #include <unistd.h>
 
@@ -15,22 +16,6 @@ using namespace gpudirect;
 namespace {
 
 std::string fixture(const std::string& name) { return std::string(GPUDIRECT_FIXTURE_DIR) + "/" + name; }
-
-// A file under the temp dir, removed when the test ends.
-class TempFile {
- public:
-  TempFile(const std::string& name, const std::string& text)
-      : path_(std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "-" + name)) {
-    std::ofstream(path_) << text;
-  }
-  ~TempFile() { std::filesystem::remove(path_); }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  std::string path() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 std::string bus_of(const Gpu& gpu) { return gpu.address.to_string(); }
 std::string bus_of(const Nic& nic) { return nic_bus_id(nic); }
