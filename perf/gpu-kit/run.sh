@@ -89,6 +89,7 @@ say "gpudirect GPU kit ($(sed -n 's/^source: //p' "$kit/MANIFEST.txt" 2>/dev/nul
 # ---------------------------------------------------------------- the summary (also on a signal)
 gpu_name="" driver="" peak_source=""
 speed_rows=()
+row_brief=""
 print_summary() {
   local status=$1 i
   {
@@ -410,7 +411,8 @@ speed_row() {  # label B note [plan alloc end]
   fi
   speed_rows+=("$(printf '%-44s %3s %5s %9s %10s %6s %6s %11s %11s %6s  %s' "$label" "$b" "$timed" "$ms" "$tps" "$mfu" "$plan" "$alloc" "$end" "${peak:--}" "$note")")
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$b" "$timed" "$ms" "$tps" "$mfu" "$plan" "$alloc" "$end" "${peak:--}" "$note" >>"$speed_tsv"
-  say "speed: $label, B $b: ${ms} ms/step over $timed steps, ${tps} tokens/s, MFU ${mfu}%, nvidia-smi peak ${peak:--} GiB${note:+ ($note)}"
+  row_brief="${ms} ms/step over $timed steps, ${tps} tokens/s, MFU ${mfu}%, nvidia-smi peak ${peak:--} GiB"
+  say "speed: $label, B $b: $row_brief${note:+ ($note)}"
 }
 run_note() {  # what went wrong in a speed run, or nothing
   if timed_out; then echo "stopped by its time limit after ${step_secs} s"
@@ -428,8 +430,13 @@ speed_ours() {  # B
     alloc=$(sed -n 's/.*GPU memory in use after allocation: \([0-9.]*\) GiB.*/\1/p' "$step_log" | head -n1)
     end=$(sed -n 's/.*GPU memory in use at the end: \([0-9.]*\) GiB.*/\1/p' "$step_log" | head -n1)
     speed_row "ours (warp-per-row attention)" "$b" "$(run_note)" "${plan:--}" "${alloc:--}" "${end:--}"
-    [ "$step_rc" = 0 ] && record "$name" ran "$(log_line 'summary:' | sed 's/^gpudirect train: summary: //; s/, parameters identical.*//')" ||
+    if [ "$step_rc" = 0 ]; then
+      record "$name" ran "$row_brief (ours: $(log_line 'summary:' | sed 's/^gpudirect train: summary: //; s/, exposed comm.*//'))"
+    elif grep -q 'the run needs .* GiB per GPU' "$step_log"; then
+      record "$name" REFUSED "by the memory plan: $(grep -m1 -o 'the run needs .*' "$step_log")"
+    else
       record "$name" FAILED "$(run_note)"
+    fi
   fi
   smi_stop
 }
@@ -446,7 +453,7 @@ speed_llmc() {  # B
     -s 0 -n 0 -h 0 -v 1000000 -m 1 -i "$work/tokens.bin" -j "$work/tokens.bin"; then
     smi_stop
     speed_row "llm.c train_gpt2cu (no cuDNN)" "$b" "$(run_note)"
-    [ "$step_rc" = 0 ] && record "$name" ran "" || record "$name" FAILED "$(run_note)"
+    if [ "$step_rc" = 0 ]; then record "$name" ran "$row_brief"; else record "$name" FAILED "$(run_note)"; fi
   fi
   smi_stop
 }
@@ -464,7 +471,7 @@ speed_torch() {  # B
     smi_stop
     show '^torch: ' 3
     speed_row "PyTorch eager (bf16 autocast), same model" "$b" "$(run_note)$(sed -n 's/^torch: version \([^ ]*\).*peak memory allocated \([0-9.]*\) GiB, reserved \([0-9.]*\) GiB/torch \1, allocated \2 GiB, reserved \3 GiB/p' "$step_log")"
-    [ "$step_rc" = 0 ] && record "$name" ran "" || record "$name" FAILED "$(run_note)"
+    if [ "$step_rc" = 0 ]; then record "$name" ran "$row_brief"; else record "$name" FAILED "$(run_note)"; fi
   fi
   smi_stop
 }
