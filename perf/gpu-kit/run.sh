@@ -125,8 +125,10 @@ extra=0          # 1 for the extras at the end: left out for time, they do not m
 step_log="" step_rc=0 step_secs=0
 # run_step ID NAME ESTIMATE_S MAX_S NEEDS_GPU -- COMMAND...: 0 when it ran (step_rc, step_log set), 1 when not (recorded)
 run_step() {
-  local id=$1 name=$2 est=$3 max=$4 gpu=$5 left limit s0
+  local id=$1 name=$2 est=$3 max=$4 gpu=$5 left limit s0 shown
   shift 6
+  shown="$*"
+  shown=${shown/"env LD_LIBRARY_PATH=$kit_ld "/}  # the same for every command of ours: said once, above
   step_log=$work/$id.log
   step_rc=0
   if [ "$gpu" = 1 ] && [ -n "$gpu_stop" ]; then
@@ -145,11 +147,11 @@ run_step() {
   fi
   if [ "$dry_run" = 1 ]; then
     planned=$((planned + est))
-    record "$name" "DRY RUN" "would run at ~$(((SECONDS - t0) + planned - est)) s for ~${est} s (at most ${max} s): $*"
+    record "$name" "DRY RUN" "would run at ~$(((SECONDS - t0) + planned - est)) s for ~${est} s (at most ${max} s): $shown"
     return 1
   fi
   limit=$((left - 3 < max ? left - 3 : max))
-  say "$name: running (~${est} s expected, stopped at ${limit} s): $*"
+  say "$name: running (~${est} s expected, stopped at ${limit} s): $shown"
   printf '\n===== %s: %s\n' "$name" "$*" >>"$log"
   s0=$SECONDS
   timeout -k 5 "$limit" "$@" >"$step_log" 2>&1 || step_rc=$?
@@ -221,7 +223,11 @@ for d in /usr/local/cuda/bin /usr/local/cuda-13*/bin /opt/nvidia/compute-sanitiz
   if [ -z "$sanitizer" ] && [ -x "$d/compute-sanitizer" ]; then sanitizer=$d/compute-sanitizer; fi
 done
 export PATH
-export LD_LIBRARY_PATH=$work/lib${cublas_dir:+:$cublas_dir}:$nccl_dir$driver_dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# Our binaries (and llm.c's) get the kit's libraries and CUDA's on the loader's path; nothing else
+# does (PyTorch, nvidia-smi and the system's tools keep their own, newer libz, liblzma, ...).
+kit_ld=$work/lib${cublas_dir:+:$cublas_dir}:$nccl_dir$driver_dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+with_kit=(env "LD_LIBRARY_PATH=$kit_ld")
+say "our binaries run with LD_LIBRARY_PATH=$kit_ld"
 say "cuBLAS: ${cublas_dir:-NOT FOUND}${cublas_dir:+ ($(where "$cublas_dir"))}; NCCL: $nccl_dir ($(where "$nccl_dir")); python3: ${python:-none}"
 say "nvidia-smi: ${smi:-not found}; compute-sanitizer: ${sanitizer:-not found}; driver libraries: ${driver_dirs#:}"
 
@@ -249,7 +255,7 @@ elves=("$launch" "$check" "$work"/lib/*.so*)
 unresolved=""
 for elf in "${elves[@]}"; do
   list_rc=0
-  listing=$("$loader" --list "$elf" 2>&1) || list_rc=$?
+  listing=$("$loader" --library-path "$kit_ld" --list "$elf" 2>&1) || list_rc=$?
   missing=$(printf '%s\n' "$listing" | awk '/not found/ {print $1}' | tr '\n' ' ')
   if [ -n "$missing" ]; then
     unresolved+="$(basename "$elf") needs ${missing% }; "
@@ -262,12 +268,12 @@ if [ -n "$unresolved" ]; then
   print_summary "FAILED (exit 1)"
   exit 1
 fi
-resolved=$("$loader" --list "$launch" | awk '$2 == "=>" {print $3}')
+resolved=$("$loader" --library-path "$kit_ld" --list "$launch" | awk '$2 == "=>" {print $3}')
 record "kit libraries" ok "$count files unpacked; every library of the ${#elves[@]} ELF files resolves (NCCL: $(echo "$resolved" | grep -m1 libnccl))"
 
 # cuBLAS loads, and is there a CUDA device: train_cuda_check --device-only says both.
 probe_rc=0
-probe=$(timeout 60 "$check" --device-only 2>&1) || probe_rc=$?
+probe=$(timeout 60 "${with_kit[@]}" "$check" --device-only 2>&1) || probe_rc=$?
 printf '\n===== train_cuda_check --device-only (exit %s)\n%s\n' "$probe_rc" "$probe" >>"$log"
 cublas_line=$(printf '%s\n' "$probe" | sed -n 's/^train_cuda_check: cuBLAS //p')
 if [ "$cublas_line" = loads ]; then
@@ -286,8 +292,8 @@ device_line=$(printf '%s\n' "$probe" | sed -n 's/^train_cuda_check: SKIPPED: //p
 if [ -n "$device_line" ]; then
   cause=${device_line#no CUDA device (}
   cause=${cause%)}
-  ls /dev/nvidia0 >/dev/null 2>&1 || cause+="; no /dev/nvidia0"
-  gpu_stop="no CUDA device ($cause; nvidia-smi: ${smi:-not found}, $listed GPU(s) listed)"
+  [ -e /dev/nvidia0 ] || cause+="; no /dev/nvidia0"
+  gpu_stop="no CUDA device ($cause; nvidia-smi: ${smi:-not found}, $listed GPU(s) listed${driver:+, driver $driver})"
   record "CUDA device" STOPPED "$gpu_stop"
 elif [ "$probe_rc" -ne 0 ]; then
   gpu_stop="no usable CUDA device: train_cuda_check --device-only exit $probe_rc: $(printf '%s\n' "$probe" | tail -n1)"
@@ -299,14 +305,14 @@ fi
 
 # ---------------------------------------------------------------- 2. the CPU reference (OpenBLAS)
 cpu_ok() { [ "$step_rc" = 0 ] && grep -q 'gpudirect train: summary: 2 step' "$step_log" && ! grep -qiE 'summary:.*(nan|inf)' "$step_log"; }
-cpu_cmd=("$launch" train --backend libfabric --preset tiny --steps 2 --data mock --progress-seconds 0)
+cpu_cmd=("${with_kit[@]}" "$launch" train --backend libfabric --preset tiny --steps 2 --data mock --progress-seconds 0)
 if run_step cpu "CPU reference (OpenBLAS): tiny, 2 steps" 15 90 0 -- "${cpu_cmd[@]}"; then
   show '^(step|gpudirect train: summary)'
   if cpu_ok; then
     record "CPU reference (OpenBLAS): tiny, 2 steps" PASSED "$(log_line 'summary:' | sed 's/^gpudirect train: summary: //; s/, exposed comm.*//')"
   else
     first="exit $step_rc: $(tail -n1 "$step_log")"
-    if run_step cpu-haswell "CPU reference with OPENBLAS_CORETYPE=Haswell" 15 90 0 -- env OPENBLAS_CORETYPE=Haswell "${cpu_cmd[@]}" && cpu_ok; then
+    if run_step cpu-haswell "CPU reference with OPENBLAS_CORETYPE=Haswell" 15 90 0 -- "${cpu_cmd[@]:0:2}" OPENBLAS_CORETYPE=Haswell "${cpu_cmd[@]:2}" && cpu_ok; then
       export OPENBLAS_CORETYPE=Haswell
       record "CPU reference (OpenBLAS): tiny, 2 steps" PASSED "only with OPENBLAS_CORETYPE=Haswell (kept for every step below; OpenBLAS's own choice: $first)"
     else
@@ -315,7 +321,7 @@ if run_step cpu "CPU reference (OpenBLAS): tiny, 2 steps" 15 90 0 -- "${cpu_cmd[
   fi
 fi
 if run_step tokens "token file (llm.c .bin v1) read by ours" 10 60 0 -- \
-  "$launch" train --backend libfabric --preset tiny --vocab 50257 --steps 1 --data "$work/tokens.bin" --progress-seconds 0; then
+  "${with_kit[@]}" "$launch" train --backend libfabric --preset tiny --vocab 50257 --steps 1 --data "$work/tokens.bin" --progress-seconds 0; then
   if [ "$step_rc" = 0 ]; then
     record "token file (llm.c .bin v1) read by ours" PASSED "$(log_line '; data ' | sed -n 's/.*; data \([^;]*\);.*/\1/p')"
   else
@@ -325,7 +331,7 @@ fi
 
 # ---------------------------------------------------------------- 3. the CUDA model against the CPU reference
 if run_step check "check_cuda_training (CPU vs GPU, ZeRO-1 forced vs replicated)" 100 240 1 -- \
-  env GPUDIRECT_REQUIRE_GPU=1 GPUDIRECT_CHECK_WORK="$work/check" bash "$kit/tests/gpu/check_cuda_training.sh" "$kit/build"; then
+  "${with_kit[@]}" GPUDIRECT_REQUIRE_GPU=1 GPUDIRECT_CHECK_WORK="$work/check" bash "$kit/tests/gpu/check_cuda_training.sh" "$kit/build"; then
   show '^(== |  ok|  FAIL|.*: (PASSED|FAILED)|CPU vs CUDA|1 GPU|  (parameters|first|second))' 60
   if grep -q '^check_cuda_training: PASSED' "$step_log"; then
     record "check_cuda_training (CPU vs GPU, ZeRO-1 forced vs replicated)" PASSED "$(grep -c '^  ok' "$step_log") checks ok, none failed"
@@ -347,7 +353,7 @@ sanitize() {  # id name est max tool summary-regex also-regex [env...] -- comman
     record "$name" STOPPED "compute-sanitizer not found (PATH, /usr/local/cuda/bin, /usr/local/cuda-13*/bin)"
     return
   fi
-  if run_step "$id" "$name" "$est" "$max" 1 -- env "${envs[@]}" "${sanitizer:-compute-sanitizer}" --tool "$tool" "$@"; then
+  if run_step "$id" "$name" "$est" "$max" 1 -- "${with_kit[@]}" "${envs[@]}" "${sanitizer:-compute-sanitizer}" --tool "$tool" "$@"; then
     show 'SUMMARY|Device not supported|Error' 10
     if [ "$step_rc" = 0 ] && grep -qE "$pass" "$step_log" && { [ -z "$also" ] || grep -qE "$also" "$step_log"; }; then
       record "$name" PASSED "$(log_line 'SUMMARY' | sed 's/^=* *//')"
@@ -422,7 +428,7 @@ run_note() {  # what went wrong in a speed run, or nothing
 speed_ours() {  # B
   local b=$1 name="speed: ours, gpt2-124m B $1" plan alloc end
   smi_start "ours-b$b"
-  if run_step "ours-b$b" "$name" 30 90 1 -- "$launch" train --backend nccl --preset gpt2-124m --micro-batch "$b" \
+  if run_step "ours-b$b" "$name" 30 90 1 -- "${with_kit[@]}" "$launch" train --backend nccl --preset gpt2-124m --micro-batch "$b" \
     --steps "$speed_steps" --data "$work/tokens.bin" --progress-seconds 0; then
     smi_stop
     show '^gpudirect train: (memory plan|GPU memory|summary)|the run needs' 6
@@ -449,7 +455,7 @@ speed_llmc() {  # B
     return 0
   fi
   smi_start "llmc-b$b"
-  if run_step "llmc-b$b" "$name" 30 75 1 -- "$llmc" -e d12 -b "$b" -t 1024 -d $((b * 1024)) -x "$speed_steps" \
+  if run_step "llmc-b$b" "$name" 30 75 1 -- "${with_kit[@]}" "$llmc" -e d12 -b "$b" -t 1024 -d $((b * 1024)) -x "$speed_steps" \
     -s 0 -n 0 -h 0 -v 1000000 -m 1 -i "$work/tokens.bin" -j "$work/tokens.bin"; then
     smi_stop
     speed_row "llm.c train_gpt2cu (no cuDNN)" "$b" "$(run_note)"
@@ -480,7 +486,7 @@ for b in 16 32; do
   speed_llmc "$b"
   speed_torch "$b"
 done
-if "$launch" train --help 2>/dev/null | grep -q -- '--attention'; then
+if "${with_kit[@]}" "$launch" train --help 2>/dev/null | grep -q -- '--attention'; then
   speed_rows+=("$(printf '%-44s %3s  %s' "ours, tensor-core attention" "-" "train has --attention, but this kit does not run it yet (perf/gpu-kit/run.sh)")")
 else
   speed_rows+=("$(printf '%-44s %3s  %s' "ours, tensor-core attention" "-" "not in this build (issue 34 item 2): train has no --attention")")
@@ -495,13 +501,13 @@ sanitize zero1-memcheck "memcheck: train --zero1 forced at one GPU, tiny, 3 step
 
 # ---------------------------------------------------------------- 8. the node check against the real NVML
 node_cmd=()
-if "$launch" --help 2>/dev/null | grep -qE '^ *check-node\b'; then node_cmd=(check-node)
-elif "$launch" health --help 2>/dev/null | grep -qE -- '--node\b'; then node_cmd=(health --node)
-elif "$launch" doctor --help 2>/dev/null | grep -qE -- '--node-health\b'; then node_cmd=(doctor --node-health)
+if "${with_kit[@]}" "$launch" --help 2>/dev/null | grep -qE '^ *check-node\b'; then node_cmd=(check-node)
+elif "${with_kit[@]}" "$launch" health --help 2>/dev/null | grep -qE -- '--node\b'; then node_cmd=(health --node)
+elif "${with_kit[@]}" "$launch" doctor --help 2>/dev/null | grep -qE -- '--node-health\b'; then node_cmd=(doctor --node-health)
 fi
 if [ ${#node_cmd[@]} -eq 0 ]; then
   record "node check (real NVML)" "NOT BUILT" "this build has no node check (issue 33: check-node, health --node or doctor --node-health)"
-elif run_step node-check "node check (real NVML)" 20 60 1 -- "$launch" "${node_cmd[@]}"; then
+elif run_step node-check "node check (real NVML)" 20 60 1 -- "${with_kit[@]}" "$launch" "${node_cmd[@]}"; then
   show '.' 30
   record "node check (real NVML)" "exit $step_rc" "$(tail -n1 "$step_log")"
 fi
