@@ -180,5 +180,5 @@ if [ "$make_tar" = 1 ]; then
   tar -C "$(dirname "$kit")" -cf "$kit.tar" "$(basename "$kit")"
   say "tarball: $kit.tar, $(($(stat -c %s "$kit.tar") / 1048576)) MiB"
 fi
-say "kit: $kit, $size bytes ($((size / 1048576)) MiB of the 64 MiB that may travel)"
+say "kit: $kit, $size bytes ($(awk -v s="$size" 'BEGIN { printf "%.1f", s / 1048576 }') MiB of the 64 MiB that may travel)"
 say "there: bash $(basename "$kit")/run.sh [--out DIR]   (bash $(basename "$kit")/run.sh --help; --dry-run first)"

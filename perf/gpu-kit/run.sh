@@ -238,12 +238,17 @@ unpack() {  # FILE.xz DEST
   command -v xz >/dev/null && xz -dc "$1" >"$2" && return 0
   [ -n "$python" ] && "$python" -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$1" "$2"
 }
-count=0
-for f in "$kit"/lib/*.xz "$kit/data/tokens.bin.xz"; do
+count=0 pids=() packed=()
+for f in "$kit"/lib/*.xz "$kit/data/tokens.bin.xz"; do  # all at once: a few seconds on one core, less on many
   dest=$work/lib/$(basename "${f%.xz}")
   [ "$f" = "$kit/data/tokens.bin.xz" ] && dest=$work/tokens.bin
-  if ! unpack "$f" "$dest"; then
-    record "kit libraries" FAILED "cannot decompress $f (the kit's xz, xz and python3's lzma all failed): is the kit complete?"
+  unpack "$f" "$dest" &
+  pids+=($!)
+  packed+=("$f")
+done
+for i in "${!pids[@]}"; do
+  if ! wait "${pids[$i]}"; then
+    record "kit libraries" FAILED "cannot decompress ${packed[$i]} (the kit's xz, xz and python3's lzma all failed): is the kit complete?"
     print_summary "FAILED (exit 1)"
     exit 1
   fi
