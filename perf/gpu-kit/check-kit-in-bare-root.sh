@@ -86,7 +86,7 @@ timed dry 'bash /kit/run.sh --dry-run --out /out/dry'
 timed full 'bash /kit/run.sh --out /out/full'
 # What every ELF of the kit resolves to, in the root (the loader itself, as run.sh does).
 in_root 'export LD_LIBRARY_PATH=$(echo /tmp/gpudirect-kit.*/lib | cut -d" " -f1):/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13/lib:/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib
-  for elf in /kit/build/*/* $(echo /tmp/gpudirect-kit.*/lib | cut -d" " -f1)/*.so*; do
+  for elf in /kit/build/*/* $(ls /kit/peers/* 2>/dev/null) $(echo /tmp/gpudirect-kit.*/lib | cut -d" " -f1)/*.so*; do
     /lib64/ld-linux-x86-64.so.2 --list "$elf" | sed "s|^|$elf: |"
   done' >"$root/out/resolved.txt" 2>&1 || true
 # cuBLAS from the wheel folder, loaded by our binary itself
