@@ -199,8 +199,10 @@ wheel_dirs() {  # subfolders of nvidia/ in every site-packages
 toolkit_dirs=(/usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib)
 given_dirs=()
 [ -z "$cuda_libs" ] || IFS=: read -r -a given_dirs <<<"$cuda_libs"
-mapfile -t cublas_candidates < <(printf '%s\n' "${given_dirs[@]}" $(wheel_dirs cu13 cublas) "${toolkit_dirs[@]}" | grep .)
-mapfile -t nccl_candidates < <(printf '%s\n' "${given_dirs[@]}" $(wheel_dirs nccl cu13) "${toolkit_dirs[@]}" /usr/lib/x86_64-linux-gnu | grep .)
+mapfile -t cublas_wheels < <(wheel_dirs cu13 cublas)
+mapfile -t nccl_wheels < <(wheel_dirs nccl cu13)
+mapfile -t cublas_candidates < <(printf '%s\n' "${given_dirs[@]}" "${cublas_wheels[@]}" "${toolkit_dirs[@]}" | grep .)
+mapfile -t nccl_candidates < <(printf '%s\n' "${given_dirs[@]}" "${nccl_wheels[@]}" "${toolkit_dirs[@]}" /usr/lib/x86_64-linux-gnu | grep .)
 cublas_dir=$(find_lib libcublas.so.13 "${cublas_candidates[@]}" || true)
 nccl_dir=$(find_lib libnccl.so.2 "${nccl_candidates[@]}" || true)
 where() { case $1 in */nvidia/*) echo "torch's wheel" ;; *) echo "not a wheel: given or the CUDA toolkit's" ;; esac; }
