@@ -9,7 +9,10 @@
 #   5. ZeRO-1 forced at one GPU, and with 2+ GPUs ZeRO-1 against replicated: parameters and both
 #      AdamW moments element by element (relative L2 1e-6).
 # Prints "SKIPPED: ..." and exits 0 where there is no GPU; FAILS where nvidia-smi lists GPUs that the
-# check cannot use.
+# check cannot use, and everywhere without a usable GPU when GPUDIRECT_REQUIRE_GPU=1 (the GPU kit's
+# run.sh sets it: there, a missing GPU is a failure, never a pass).
+# Logs and checkpoints stay in GPUDIRECT_CHECK_WORK (default: a new directory under TMPDIR); they are
+# never deleted, and the directory is printed.
 # Usage: tests/gpu/check_cuda_training.sh [BUILD_DIR]   (default build/release)
 set -uo pipefail
 build=${1:-build/release}
@@ -24,6 +27,10 @@ skip_or_fail() {  # reason
     nvidia-smi 2>/dev/null | sed -n '3p'  # the driver and the CUDA version it supports
     exit 1
   fi
+  if [ "${GPUDIRECT_REQUIRE_GPU:-0}" = 1 ]; then
+    echo "check_cuda_training: FAILED: no CUDA device: $1 (GPUDIRECT_REQUIRE_GPU=1: a GPU is required here)"
+    exit 1
+  fi
   echo "check_cuda_training: SKIPPED: $1"
   exit 0
 }
@@ -35,8 +42,9 @@ echo "$out"
 case "$out" in
   *SKIPPED*) skip_or_fail "CUDA finds none usable: ${out#*SKIPPED: } (a driver older than this build's CUDA runtime, or CUDA_VISIBLE_DEVICES hiding them)" ;;
 esac
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+work=${GPUDIRECT_CHECK_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/check_cuda_training.XXXXXX")}
+mkdir -p "$work"
+echo "check_cuda_training: logs and checkpoints in $work (kept)"
 failed=0
 step() { printf '\n== %s\n' "$1"; }
 
