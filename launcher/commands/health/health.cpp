@@ -154,13 +154,6 @@ std::vector<std::vector<std::string>> as_batch(const std::vector<NodePair>& pair
   return batch;
 }
 
-void run_scontrol(const std::vector<std::string>& argv) {
-  const auto [status, output] = run_capture(argv);
-  if (status != 0)
-    throw std::runtime_error(shell_line(argv) + " failed (exit " + std::to_string(status) + "): " + quote_bounded(output, 300) +
-                             " (drain and resume need a Slurm admin: run as root or SlurmUser)");
-}
-
 std::string default_work_dir() {
   const std::time_t now = std::time(nullptr);
   char stamp[32];
