@@ -5,7 +5,10 @@
 namespace gpudirect::launcher::check_node {
 namespace {
 
-constexpr const char* kResetFix = "drain the node, then reset the GPU (nvidia-smi -r -i N) or reboot; if it comes back, repair the host";
+std::string reset_fix(const GpuState& gpu) {
+  return "drain the node, then reset the GPU (nvidia-smi -r -i " + std::to_string(gpu.index) +
+         ") or reboot; if it comes back, repair the host";
+}
 
 std::string gpu_subject(const GpuState& gpu) {
   return "GPU " + std::to_string(gpu.index) + (gpu.bus_id.empty() ? "" : " (" + gpu.bus_id + ")");
@@ -27,7 +30,8 @@ void judge_one(const GpuState& gpu, const Expectations& expected, std::vector<Fi
                           "a " + expected.gpu_model + " (" + expected.machine_type + ")",
                           "check --machine-type: this node is another machine type, or its expectations file is wrong"));
   if (gpu.ecc_volatile_uncorrected.value_or(0) > 0)
-    hw("gpu_ecc_volatile", "uncorrected ECC errors since the driver loaded", std::to_string(*gpu.ecc_volatile_uncorrected), "0", kResetFix);
+    hw("gpu_ecc_volatile", "uncorrected ECC errors since the driver loaded", std::to_string(*gpu.ecc_volatile_uncorrected), "0",
+       reset_fix(gpu));
   if (gpu.ecc_aggregate_uncorrected.value_or(0) > 0)
     out.push_back(finding(Severity::warn, Fault::gpu_hardware, "gpu_ecc_aggregate", subject, "uncorrected ECC errors over the GPU's life",
                           std::to_string(*gpu.ecc_aggregate_uncorrected), "0",
@@ -50,7 +54,7 @@ void judge_one(const GpuState& gpu, const Expectations& expected, std::vector<Fi
       down += (down.empty() ? "" : ",") + std::to_string(link.link);
     if (link.recovery > 0 || link.crc_data > 0)
       hw("gpu_nvlink_errors", "NVLink " + std::to_string(link.link) + " recovery/CRC data errors",
-         std::to_string(link.recovery) + "/" + std::to_string(link.crc_data), "0/0", kResetFix);
+         std::to_string(link.recovery) + "/" + std::to_string(link.crc_data), "0/0", reset_fix(gpu));
     else if (link.replay > 0 || link.crc_flit > 0)
       out.push_back(finding(Severity::warn, Fault::gpu_hardware, "gpu_nvlink_replays", subject,
                             "NVLink " + std::to_string(link.link) + " replay/CRC flit errors",
@@ -58,9 +62,9 @@ void judge_one(const GpuState& gpu, const Expectations& expected, std::vector<Fi
                             "watch it: growing counts precede link failures (nvidia-smi nvlink -e)"));
   }
   if (!down.empty())
-    hw("gpu_nvlink_down", "NVLink links down", down, "all up", kResetFix);
+    hw("gpu_nvlink_down", "NVLink links down", down, "all up", reset_fix(gpu));
   else if (expected.nvlink_links && !gpu.nvlinks.empty() && active < *expected.nvlink_links)
-    hw("gpu_nvlink_down", "active NVLink links", std::to_string(active), std::to_string(*expected.nvlink_links), kResetFix);
+    hw("gpu_nvlink_down", "active NVLink links", std::to_string(active), std::to_string(*expected.nvlink_links), reset_fix(gpu));
   if (gpu.throttle_reasons) {
     const unsigned long long r = *gpu.throttle_reasons;
     std::string held;
