@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# check-node on a real Slurm: a fault injected on each node (a data NIC down, a wrong MTU, a GPU
+# with ECC errors through the NVML stand-in, a hardware XID in the kernel log, a narrow PCIe link,
+# NCCL_NET=gIB leaked through profile.d) is named on its node alone and, with --drain, drained with
+# the reason slurm-gcp's repair acts on (XID, PERFORMANCE, unspecified) and the finding in the
+# node's comment; the stack faults (a missing lib dir, RxDM not ready) are named; and as Slurm's
+# HealthCheckProgram it drains a faulty node by itself.
+source "$(dirname "$0")/lib.sh"
+NODES=7
+cluster up --plugin "$PLUGIN" --plugin-args "$(base_args)" --nodes $NODES >/dev/null || { echo "cluster did not start"; exit 1; }
+
+# What a healthy local node has: the A3 Mega NIC names on veths (MTU 1500), 8 stand-in H100s.
+mkdir -p "$CLUSTER_DIR/expectations" "$CLUSTER_DIR/sys"
+cat >"$CLUSTER_DIR/expectations/local-a3mega.conf" <<EOC
+mode=tcpxo
+gpu_count=8
+gpu_model=H100
+gpu_pcie_generation=5
+gpu_pcie_width=16
+nvlink_links=18
+data_nics=enp6s0,enp7s0,enp13s0,enp14s0,enp134s0,enp135s0,enp141s0,enp142s0
+data_nic_mtu=1500
+EOC
+# Each node's own files (NVML stand-in settings, kernel log, /etc), and its own sysfs: a node's
+# slurmd shares this machine's /sys, whose class/net is the host's, so each node's mount namespace
+# gets a sysfs of its network namespace at $CLUSTER_DIR/sys (as `ip netns exec` mounts one on /sys).
+for i in $(seq 1 $NODES); do
+  node=node$i
+  mkdir -p "$CLUSTER_DIR/node/$node/etc/profile.d"
+  echo "count 8" >"$CLUSTER_DIR/node/$node/nvml.conf"
+  echo "[    1.0] Linux version 6.1" >"$CLUSTER_DIR/node/$node/kmsg"
+  nsenter --mount --target "$(cat "$CLUSTER_DIR/run/slurmd-$node.pid")" --net=/run/netns/gd-$node mount -t sysfs sysfs "$CLUSTER_DIR/sys"
+done
+cat >"$CLUSTER_DIR/check-node.sh" <<EOS
+#!/bin/bash
+# check-node as a node runs it, with this cluster's stand-ins.
+node=\$(hostname)
+export SLURM_CONF=$SLURM_CONF PATH=$PATH NVML_STANDIN_CONFIG=$CLUSTER_DIR/node/\$node/nvml.conf
+exec $LAUNCH check-node --machine-type local-a3mega --expectations-dir $CLUSTER_DIR/expectations \\
+  --nvml-library $BUILD/tests/libnvml_standin.so --sysfs-root $CLUSTER_DIR/sys --etc-dir $CLUSTER_DIR/node/\$node/etc \\
+  --kernel-log $CLUSTER_DIR/node/\$node/kmsg --plugstack $CLUSTER_DIR/etc/plugstack.conf "\$@"
+EOS
+chmod +x "$CLUSTER_DIR/check-node.sh"
+reason_of() { sinfo -h -N -n "$1" -o '%E' | head -1; }
+comment_of() { scontrol show node "$1" | sed -n 's/^ *Comment=//p'; }
+
+# 0. Every node healthy: each says OK, srun exits 0.
+out=$(srun -N$NODES --ntasks-per-node=1 "$CLUSTER_DIR/check-node.sh" 2>&1); rc=$?
+expect_eq "healthy nodes: srun exits 0" "0" "$rc"
+expect_eq "healthy nodes: each says OK" "$(for i in $(seq 1 $NODES); do echo "gpudirect check-node: node$i: OK as a local-a3mega"; done)" "$(sort -V <<<"$out")"
+
+# 1. One fault per node.
+ip -n gd-node2 link set enp7s0 down
+ip -n gd-node3 link set enp13s0 mtu 9000
+echo "gpu 3 ecc_volatile 2" >>"$CLUSTER_DIR/node/node4/nvml.conf"
+echo "export NCCL_NET=gIB" >"$CLUSTER_DIR/node/node5/etc/profile.d/nccl-gib.sh"
+echo "[  812.5] NVRM: Xid (PCI:0000:0a:00): 79, pid=4242, name=python, GPU has fallen off the bus." >>"$CLUSTER_DIR/node/node6/kmsg"
+echo "gpu 5 pcie_width 8" >>"$CLUSTER_DIR/node/node7/nvml.conf"
+out=$(srun -N$NODES --ntasks-per-node=1 "$CLUSTER_DIR/check-node.sh" 2>&1); rc=$?
+expect_eq "faults: srun exits with check-node's 7" "7" "$rc"
+expect_contains "node1 healthy" "gpudirect check-node: node1: OK as a local-a3mega" "$out"
+expect_contains "node2: the NIC that is down" "gpudirect check-node: node2: FAIL data NIC enp7s0: operstate down, expected up; fix: ip link set enp7s0 up" "$out"
+expect_contains "node3: the wrong MTU" "gpudirect check-node: node3: FAIL data NIC enp13s0: MTU 9000, expected 1500; fix: ip link set enp13s0 mtu 1500" "$out"
+expect_contains "node4: the GPU with ECC errors" "gpudirect check-node: node4: FAIL GPU 3 (00000000:07:00.0): uncorrected ECC errors since the driver loaded 2, expected 0; fix: drain the node, then reset the GPU (nvidia-smi -r -i 3)" "$out"
+expect_contains "node5: the leaked NCCL_NET" "gpudirect check-node: node5: FAIL NCCL_NET in $CLUSTER_DIR/node/node5/etc/profile.d/nccl-gib.sh: set to 'gIB' (a gib setting), expected unset on a tcpxo node" "$out"
+expect_contains "node6: the XID in the kernel log" "gpudirect check-node: node6: FAIL GPU at PCI 0000:0a:00: XID 79 in the kernel log 1x, expected none" "$out"
+expect_contains "node7: the narrow PCIe link" "gpudirect check-node: node7: FAIL GPU 5 (00000000:09:00.0): PCIe link width x8, expected x16 (its maximum)" "$out"
+expect_eq "each fault only on its node (one FAIL line per faulty node)" "node2 node3 node4 node5 node6 node7 " \
+  "$(grep -o '^gpudirect check-node: node[0-9]*: FAIL' <<<"$out" | awk '{print $3}' | tr -d : | sort -V | tr '\n' ' ')"
+
+# 2. --drain: each faulty node drained with slurm-gcp's repair reason, the finding in its comment.
+out=$(srun -N$NODES --ntasks-per-node=1 "$CLUSTER_DIR/check-node.sh" --drain 2>&1)
+expect_eq "drain reasons: NIC down, MTU and leak unspecified; ECC and XID XID; PCIe width PERFORMANCE" \
+  "node1: none
+node2: unspecified
+node3: unspecified
+node4: XID
+node5: unspecified
+node6: XID
+node7: PERFORMANCE" "$(for i in $(seq 1 $NODES); do echo "node$i: $(reason_of node$i)"; done)"
+expect_eq "node4's comment holds the finding" "gpudirect check-node: GPU 3 (00000000:07:00.0): uncorrected ECC errors since the driver loaded 2, expected 0" "$(comment_of node4)"
+expect_contains "drained nodes say so" "gpudirect check-node: node4: 1 failing check(s), drain reason XID: drained" "$out"
+expect_eq "nothing else in service" "node1 " "$(in_service_nodes)"
+
+# Faults removed, nodes back.
+ip -n gd-node2 link set enp7s0 up
+ip -n gd-node3 link set enp13s0 mtu 1500
+for i in $(seq 1 $NODES); do
+  echo "count 8" >"$CLUSTER_DIR/node/node$i/nvml.conf"
+  echo "[    1.0] Linux version 6.1" >"$CLUSTER_DIR/node/node$i/kmsg"
+  scontrol update nodename=node$i state=resume 2>/dev/null
+done
+rm "$CLUSTER_DIR/node/node5/etc/profile.d/nccl-gib.sh"
+
+# 3. The stack: a lib dir that is not there, and RxDM not ready (--check-rxdm, as in a prolog after RxDM's).
+set_plugin_args "default=off topology=$TOPOLOGY lib_dir=$CLUSTER_DIR/no-such-lib profile_dir=$SRC/profiles rxdm_ready=$CLUSTER_DIR/rxdm.ready"
+out=$(srun -w node1 -N1 "$CLUSTER_DIR/check-node.sh" --check-rxdm 2>&1); rc=$?
+expect_eq "stack faults: exit 7" "7" "$rc"
+expect_contains "missing lib dir named" "gpudirect check-node: node1: FAIL NCCL net plugin: lib dir $CLUSTER_DIR/no-such-lib missing, expected the tcpxo plugin's files" "$out"
+expect_contains "RxDM not ready named" "gpudirect check-node: node1: FAIL RxDM: not ready: $CLUSTER_DIR/rxdm.ready does not exist" "$out"
+set_plugin_args "$(base_args rxdm_ready=$CLUSTER_DIR/rxdm.ready)"
+touch "$CLUSTER_DIR/rxdm.ready"
+out=$(srun -w node1 -N1 "$CLUSTER_DIR/check-node.sh" --check-rxdm --json 2>&1); rc=$?
+expect_eq "stack as it should be: exit 0" "0" "$rc"
+expect_eq "JSON: ok, the net plugin that loaded" "true $LIB_DIR/libnccl-net.so" \
+  "$(python3 -c 'import json, sys; r = json.load(sys.stdin); print(str(r["ok"]).lower(), r["facts"]["net_plugin"])' <<<"$out")"
+
+# 4. As Slurm's HealthCheckProgram: slurmd runs it on every node; the faulty node drains itself.
+echo "gpu 2 remap_failed 1" >>"$CLUSTER_DIR/node/node3/nvml.conf"
+printf '#!/bin/bash\nexec %s --drain >>%s/healthcheck.log 2>&1\n' "$CLUSTER_DIR/check-node.sh" "$CLUSTER_DIR" >"$CLUSTER_DIR/healthcheck.sh"
+chmod +x "$CLUSTER_DIR/healthcheck.sh"
+printf 'HealthCheckProgram=%s\nHealthCheckInterval=2\nHealthCheckNodeState=ANY\n' "$CLUSTER_DIR/healthcheck.sh" >>"$SLURM_CONF"
+scontrol reconfigure
+for _ in $(seq 150); do [ "$(reason_of node3)" = XID ] && break; sleep 0.2; done
+expect_eq "HealthCheckProgram: node3 (row remap failed) drained with XID" "XID" "$(reason_of node3)"
+expect_contains "HealthCheckProgram: the comment names the GPU" "GPU 2 (00000000:06:00.0): row remapping failed yes, expected no" "$(comment_of node3)"
+expect_eq "HealthCheckProgram: the healthy nodes stay in service" "node1 node2 node4 node5 node6 node7 " "$(in_service_nodes)"
+
+summary
