@@ -116,4 +116,23 @@ expect_eq "HealthCheckProgram: node3 (row remap failed) drained with XID" "XID" 
 expect_contains "HealthCheckProgram: the comment names the GPU" "GPU 2 (00000000:06:00.0): row remapping failed yes, expected no" "$(comment_of node3)"
 expect_eq "HealthCheckProgram: the healthy nodes stay in service" "node1 node2 node4 node5 node6 node7 " "$(in_service_nodes)"
 
+# 5. As a prolog: a job sent to a node whose data NIC is down does not run there; the node is
+# drained with our reason and comment, which Slurm keeps (it drains on a prolog failure too).
+printf '#!/bin/bash\nexec %s --drain >>%s/prolog.log 2>&1\n' "$CLUSTER_DIR/check-node.sh" "$CLUSTER_DIR" >"$CLUSTER_DIR/prolog.sh"
+chmod +x "$CLUSTER_DIR/prolog.sh"
+cluster up --plugin "$PLUGIN" --plugin-args "$(base_args)" --nodes 2 --prolog "$CLUSTER_DIR/prolog.sh" >/dev/null || { echo "cluster did not start"; exit 1; }
+for i in 1 2; do
+  echo "count 8" >"$CLUSTER_DIR/node/node$i/nvml.conf"
+  nsenter --mount --target "$(cat "$CLUSTER_DIR/run/slurmd-node$i.pid")" --net=/run/netns/gd-node$i mount -t sysfs sysfs "$CLUSTER_DIR/sys"
+done
+out=$(timeout 60 srun -w node1 -N1 bash -c 'echo ran on $(hostname)' 2>&1)
+expect_eq "prolog: a job on the healthy node runs" "ran on node1" "$out"
+ip -n gd-node2 link set enp14s0 down
+job=$(sbatch --parsable -w node2 -N1 --output=/dev/null --wrap 'true')
+for _ in $(seq 150); do [ "$(reason_of node2)" != none ] && [ -n "$(reason_of node2)" ] && break; sleep 0.2; done
+expect_eq "prolog: node2 (enp14s0 down) drained with our reason" "unspecified" "$(reason_of node2)"
+expect_eq "prolog: its comment names the NIC" "gpudirect check-node: data NIC enp14s0: operstate down, expected up" "$(comment_of node2)"
+expect_contains "prolog: the job did not run there (requeued or held)" "PENDING" "$(squeue -h -j "$job" -o '%T' 2>&1; sacct -n -j "$job" 2>/dev/null)"
+scancel "$job" 2>/dev/null
+
 summary
