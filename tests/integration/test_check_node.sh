@@ -105,6 +105,32 @@ expect_eq "stack as it should be: exit 0" "0" "$rc"
 expect_eq "JSON: ok, the net plugin that loaded" "true $LIB_DIR/libnccl-net.so" \
   "$(python3 -c 'import json, sys; r = json.load(sys.stdin); print(str(r["ok"]).lower(), r["facts"]["net_plugin"])' <<<"$out")"
 
+# 3b. health --node-check: check-node on every node first; the failing node is named, left out of
+# the pairs and drained with check-node's reason; a node with another driver is named as the odd one out.
+echo "gpu 1 ecc_volatile 1" >>"$CLUSTER_DIR/node/node3/nvml.conf"
+echo "driver 535.104.05" >>"$CLUSTER_DIR/node/node5/nvml.conf"
+# health runs PROGRAM check-node --machine-type local-a3mega --json: check-node.sh gives the first three itself.
+printf '#!/bin/bash\n[ "$1" = check-node ] && shift\n[ "$1" = --machine-type ] && shift 2\nexec %s "$@"\n' "$CLUSTER_DIR/check-node.sh" >"$CLUSTER_DIR/health-check-node.sh"
+chmod +x "$CLUSTER_DIR/health-check-node.sh"
+out=$("$LAUNCH" --timeout 20 health --nodelist "node[1-$NODES]" --node-check local-a3mega --node-check-program "$CLUSTER_DIR/health-check-node.sh" \
+  --ntasks-per-node 1 --gpus-per-task 0 -b 512K -e 512K -n 3 -w 1 --threshold 0 --pair-timeout 60 --work-dir "$CLUSTER_DIR/sweep" \
+  --json "$CLUSTER_DIR/sweep.json" --drain 2>&1); rc=$?
+expect_eq "health --node-check: exit 7 (a bad node)" "7" "$rc"
+expect_contains "health --node-check: node3 named with its finding, left out of the pairs" "gpudirect health: node check: node3 fails (XID): gpudirect check-node: GPU 1 (00000000:05:00.0): uncorrected ECC errors since the driver loaded 1, expected 0; left out of the pairs" "$out"
+expect_contains "health --node-check: the odd driver out named" "gpudirect health: fleet: node5: driver_version 535.104.05, the fleet's (6 nodes) 550.90.07" "$out"
+expect_eq "health --node-check: verdicts (node3 bad, in no pair; the others good)" "node1 good 1
+node2 good 1
+node3 BAD 0
+node4 good 1
+node5 good 1
+node6 good 1
+node7 good 1" "$(awk '$1 ~ /^node[0-9]+$/ {print $1, $3, $2}' <<<"$out" | sort -V)"
+expect_eq "health --node-check --drain: node3 drained with XID and check-node's comment" "XID|gpudirect check-node: GPU 1 (00000000:05:00.0): uncorrected ECC errors since the driver loaded 1, expected 0" "$(reason_of node3)|$(comment_of node3)"
+expect_eq "health --node-check: JSON names the fleet's odd node out" "driver_version 550.90.07 {'node5': '535.104.05'}" \
+  "$(python3 -c 'import json, sys; f = json.load(open(sys.argv[1]))["fleet"][0]; print(f["key"], f["majority"], f["nodes"])' "$CLUSTER_DIR/sweep.json")"
+scontrol update nodename=node3 state=resume
+for i in 3 5; do echo "count 8" >"$CLUSTER_DIR/node/node$i/nvml.conf"; done
+
 # 4. As Slurm's HealthCheckProgram: slurmd runs it on every node; the faulty node drains itself.
 echo "gpu 2 remap_failed 1" >>"$CLUSTER_DIR/node/node3/nvml.conf"
 printf '#!/bin/bash\nexec %s --drain >>%s/healthcheck.log 2>&1\n' "$CLUSTER_DIR/check-node.sh" "$CLUSTER_DIR" >"$CLUSTER_DIR/healthcheck.sh"
