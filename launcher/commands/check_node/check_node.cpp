@@ -13,6 +13,7 @@
 #include "check_node/gres_gpus.hpp"
 #include "check_node/kernel_xids.hpp"
 #include "check_node/nic_rules.hpp"
+#include "check_node/node_metrics.hpp"
 #include "check_node/node_report.hpp"
 #include "check_node/nvml_probe.hpp"
 #include "check_node/stack_check.hpp"
@@ -24,6 +25,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <iostream>
 
 namespace gpudirect::launcher {
@@ -40,6 +42,7 @@ struct CheckNodeOptions {
   std::string sysfs_root = "/sys";
   std::string etc_dir = "/etc";
   std::string kernel_log = "/dev/kmsg";
+  std::string metrics_file;
   bool check_rxdm = false, no_gres = false, json = false, drain = false;
   std::vector<std::string> reasons;
 };
@@ -66,6 +69,13 @@ int run_check_node(const CheckNodeOptions& o) {
       set_reason(reasons, assignment);
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());
+    }
+  }
+  if (!o.metrics_file.empty()) {
+    try {
+      metrics::check_writable(o.metrics_file);
+    } catch (const std::runtime_error& e) {
+      throw UsageError(std::string("--metrics-file: ") + e.what());
     }
   }
   Expectations expected;
@@ -131,6 +141,15 @@ int run_check_node(const CheckNodeOptions& o) {
       }
     }
   }
+  bool metrics_failed = false;
+  if (!o.metrics_file.empty()) {
+    try {
+      node_check_metrics(report, static_cast<long long>(std::time(nullptr))).write(o.metrics_file);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gpudirect check-node: %s: cannot write --metrics-file: %s\n", report.node.c_str(), e.what());
+      metrics_failed = true;
+    }
+  }
   if (o.json)
     std::cout << report_json(report).dump(2) << "\n";
   else
@@ -138,7 +157,8 @@ int run_check_node(const CheckNodeOptions& o) {
   std::fflush(stdout);
   if (!drain_error.empty())
     std::fprintf(stderr, "gpudirect check-node: %s: could not drain: %s\n", report.node.c_str(), drain_error.c_str());
-  return failing ? kExitBadNodes : kExitOk;
+  if (failing) return kExitBadNodes;
+  return metrics_failed ? kExitFailure : kExitOk;
 }
 
 }  // namespace
@@ -175,6 +195,10 @@ void register_check_node(CLI::App& app, CommandContext& context) {
       "also require TCPXO's RxDM to be ready (rxdm_ready= of plugstack.conf): in a job's prolog after the one that starts RxDM");
   command->add_flag("--no-gres", o->no_gres, "do not compare the GPU count with Slurm's Gres= (scontrol show node)");
   command->add_flag("--json", o->json, "print one JSON object (findings, versions, drain) instead of lines");
+  command->add_option("--metrics-file", o->metrics_file,
+                      "write the result in the Prometheus text format for node_exporter's textfile collector "
+                      "(gpudirect_node_check_*: passed, findings per check, drain reason, versions), e.g. "
+                      "/var/lib/node_exporter/textfile/gpudirect_node_check.prom");
   command->add_flag("--drain", o->drain, "drain a failing node: scontrol update nodename=N state=drain reason=R comment=FINDINGS");
   command->add_option("--reason", o->reasons,
                       "FAULT=TEXT: the drain reason for a kind of fault (gpu_hardware, default XID; performance, default PERFORMANCE; "
