@@ -9,38 +9,8 @@ source "$(dirname "$0")/lib.sh"
 NODES=7
 cluster up --plugin "$PLUGIN" --plugin-args "$(base_args)" --nodes $NODES >/dev/null || { echo "cluster did not start"; exit 1; }
 
-# What a healthy local node has: the A3 Mega NIC names on veths (MTU 1500), 8 stand-in H100s.
-mkdir -p "$CLUSTER_DIR/expectations" "$CLUSTER_DIR/sys"
-cat >"$CLUSTER_DIR/expectations/local-a3mega.conf" <<EOC
-mode=tcpxo
-gpu_count=8
-gpu_model=H100
-gpu_pcie_generation=5
-gpu_pcie_width=16
-nvlink_links=18
-data_nics=enp6s0,enp7s0,enp13s0,enp14s0,enp134s0,enp135s0,enp141s0,enp142s0
-data_nic_mtu=1500
-EOC
-# Each node's own files (NVML stand-in settings, kernel log, /etc), and its own sysfs: a node's
-# slurmd shares this machine's /sys, whose class/net is the host's, so each node's mount namespace
-# gets a sysfs of its network namespace at $CLUSTER_DIR/sys (as `ip netns exec` mounts one on /sys).
-for i in $(seq 1 $NODES); do
-  node=node$i
-  mkdir -p "$CLUSTER_DIR/node/$node/etc/profile.d"
-  echo "count 8" >"$CLUSTER_DIR/node/$node/nvml.conf"
-  echo "[    1.0] Linux version 6.1" >"$CLUSTER_DIR/node/$node/kmsg"
-  nsenter --mount --target "$(cat "$CLUSTER_DIR/run/slurmd-$node.pid")" --net=/run/netns/gd-$node mount -t sysfs sysfs "$CLUSTER_DIR/sys"
-done
-cat >"$CLUSTER_DIR/check-node.sh" <<EOS
-#!/bin/bash
-# check-node as a node runs it, with this cluster's stand-ins.
-node=\$(hostname)
-export SLURM_CONF=$SLURM_CONF PATH=$PATH NVML_STANDIN_CONFIG=$CLUSTER_DIR/node/\$node/nvml.conf
-exec $LAUNCH check-node --machine-type local-a3mega --expectations-dir $CLUSTER_DIR/expectations \\
-  --nvml-library $BUILD/tests/libnvml_standin.so --sysfs-root $CLUSTER_DIR/sys --etc-dir $CLUSTER_DIR/node/\$node/etc \\
-  --kernel-log $CLUSTER_DIR/node/\$node/kmsg --plugstack $CLUSTER_DIR/etc/plugstack.conf "\$@"
-EOS
-chmod +x "$CLUSTER_DIR/check-node.sh"
+source "$(dirname "$0")/check_node_env.sh"
+check_node_env $NODES
 reason_of() { sinfo -h -N -n "$1" -o '%E' | head -1; }
 comment_of() { scontrol show node "$1" | sed -n 's/^ *Comment=//p'; }
 
@@ -147,10 +117,7 @@ expect_eq "HealthCheckProgram: the healthy nodes stay in service" "node1 node2 n
 printf '#!/bin/bash\nexec %s --drain >>%s/prolog.log 2>&1\n' "$CLUSTER_DIR/check-node.sh" "$CLUSTER_DIR" >"$CLUSTER_DIR/prolog.sh"
 chmod +x "$CLUSTER_DIR/prolog.sh"
 cluster up --plugin "$PLUGIN" --plugin-args "$(base_args)" --nodes 2 --prolog "$CLUSTER_DIR/prolog.sh" >/dev/null || { echo "cluster did not start"; exit 1; }
-for i in 1 2; do
-  echo "count 8" >"$CLUSTER_DIR/node/node$i/nvml.conf"
-  nsenter --mount --target "$(cat "$CLUSTER_DIR/run/slurmd-node$i.pid")" --net=/run/netns/gd-node$i mount -t sysfs sysfs "$CLUSTER_DIR/sys"
-done
+check_node_env 2
 out=$(timeout 60 srun -w node1 -N1 bash -c 'echo ran on $(hostname)' 2>&1)
 expect_eq "prolog: a job on the healthy node runs" "ran on node1" "$out"
 ip -n gd-node2 link set enp14s0 down
