@@ -90,3 +90,16 @@ TEST_CASE("a NIC up without carrier is named", "[check_node]") {
   REQUIRE(findings.size() == 1);
   CHECK(findings[0].check == "nic_no_carrier");
 }
+
+TEST_CASE("an MTU above the machine type's is named too", "[check_node]") {
+  FakeSysfs sys;
+  sys.nic("gpu0rdma0", "up", 9000, 400000);
+  Expectations e = roce_node();
+  e.data_nics = {"gpu0rdma0"};
+  e.rdma_devices.reset();
+  e.numa_nodes.reset();
+  const auto findings = judge_nics(read_sysfs(sys.root.string(), e.data_nics), e);
+  REQUIRE(findings.size() == 1);
+  CHECK(findings[0].check == "nic_mtu");
+  CHECK(findings[0].measured == "9000");
+}
