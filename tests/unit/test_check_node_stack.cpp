@@ -92,3 +92,37 @@ TEST_CASE("an aperture directory missing or empty is named, a populated one pass
   CHECK_FALSE(judge_aperture_devices(dir.string()).has_value());
   fs::remove_all(dir);
 }
+
+TEST_CASE("the mode's lib dir: missing, without the plugin, with a plugin that does not load, and one that loads", "[check_node]") {
+  Expectations tcpxo;
+  tcpxo.mode = "tcpxo";
+  gpudirect::PluginConfig config;
+  const auto checks_of = [&](const std::string& lib_dir, bool rxdm = false) {
+    config.lib_dir = lib_dir;
+    std::vector<Finding> out;
+    const StackFacts facts = check_stack(tcpxo, config, rxdm, out);
+    std::vector<std::string> failing;
+    for (const Finding& f : out)
+      if (f.severity == Severity::fail) failing.push_back(f.check + " " + f.measured);
+    return std::make_pair(failing, facts);
+  };
+  const std::string standins = GPUDIRECT_NET_PLUGIN_STANDINS;
+  CHECK(checks_of("/nonexistent/lib64").first == std::vector<std::string>{"lib_dir missing"});
+  CHECK(checks_of(standins).first == std::vector<std::string>{"net_plugin missing"});
+  const auto broken = checks_of(standins + "/broken").first;
+  REQUIRE(broken.size() == 1);
+  CHECK_THAT(broken[0], Catch::Contains("undefined symbol"));
+  const auto [loads, facts] = checks_of(standins + "/loads");
+  CHECK(loads.empty());
+  CHECK(facts.net_plugin == standins + "/loads/libnccl-net.so");
+  // RxDM, in a prolog: its ready file must exist.
+  const fs::path ready = fs::temp_directory_path() / ("gpudirect-rxdm-ready-" + std::to_string(::getpid()));
+  fs::remove(ready);
+  config.rxdm_ready = ready.string();
+  const auto not_ready = checks_of(standins + "/loads", true).first;
+  REQUIRE(not_ready.size() == 1);
+  CHECK_THAT(not_ready[0], Catch::StartsWith("rxdm " + ready.string() + " does not exist"));
+  std::ofstream(ready) << "";
+  CHECK(checks_of(standins + "/loads", true).first.empty());
+  fs::remove(ready);
+}

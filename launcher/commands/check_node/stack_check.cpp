@@ -65,8 +65,13 @@ StackFacts check_stack(const Expectations& expected, const PluginConfig& config_
     out.push_back(config("lib_dir", "NCCL net plugin", "lib dir " + facts.lib_dir, "missing", "the " + expected.mode + " plugin's files",
                          "install the plugin there (the RxDM prolog's `install --install-nccl` for TCPXO, the nccl-gib package for gIB), "
                          "or set lib_dir= in plugstack.conf"));
+  } else if (needs_plugin && !std::filesystem::exists(facts.lib_dir + "/libnccl-net.so", error)) {
+    out.push_back(config("net_plugin", "NCCL net plugin", facts.lib_dir + "/libnccl-net.so", "missing", "the " + expected.mode + " plugin",
+                         "reinstall the " + expected.mode + " plugin in " + facts.lib_dir + ", or set lib_dir= in plugstack.conf"));
   } else if (needs_plugin) {
-    const auto plugin = check_net_plugin({{"NCCL_NET_PLUGIN", facts.lib_dir + "/libnccl-net.so"}, {"LD_LIBRARY_PATH", facts.lib_dir}});
+    // As a task of the mode gets it: its NCCL_NET, the lib dir first in LD_LIBRARY_PATH (the doctor's check).
+    const char* net = mode == Mode::gib ? "gIB" : mode == Mode::tcpx ? "GPUDirectTCPX_v7" : "FasTrak";
+    const auto plugin = check_net_plugin({{"NCCL_NET", net}, {"LD_LIBRARY_PATH", facts.lib_dir}});
     if (plugin && !plugin->problem.empty())
       out.push_back(config("net_plugin", "NCCL net plugin", "does not load:", plugin->problem, "loads",
                            "reinstall the " + expected.mode + " plugin in " + facts.lib_dir));
