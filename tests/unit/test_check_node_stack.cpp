@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "check_node/dcgm_diag.hpp"
 #include "check_node/gres_gpus.hpp"
 #include "check_node/kernel_xids.hpp"
 #include "check_node/stack_check.hpp"
@@ -125,4 +126,28 @@ TEST_CASE("the mode's lib dir: missing, without the plugin, with a plugin that d
   std::ofstream(ready) << "";
   CHECK(checks_of(standins + "/loads", true).first.empty());
   fs::remove(ready);
+}
+
+TEST_CASE("dcgmi diag: each failing test from its JSON, its exit code otherwise, a missing dcgmi a warning", "[check_node]") {
+  const std::string json = R"(Some banner
+{"DCGM Diagnostic": {"test_categories": [
+  {"category": "Deployment", "tests": [{"name": "Persistence Mode", "results": [{"status": "Fail", "warnings": ["persistence mode off"]}]}]},
+  {"category": "Integration", "tests": [{"name": "PCIe", "results": [{"status": "Pass", "gpu_id": "0"}, {"status": "Fail", "gpu_id": "3",
+    "warnings": [{"warning": "PCIe replay rate too high"}]}]}]},
+  {"category": "Hardware", "tests": [{"name": "GPU Memory", "results": [{"status": "Skip"}]}]}]}})";
+  const auto findings = judge_dcgm_diag(226, json);
+  REQUIRE(findings.size() == 2);
+  CHECK(findings[0].fault == Fault::configuration);
+  CHECK(findings[0].what == "Deployment test 'Persistence Mode' failed");
+  CHECK(findings[0].measured == "(persistence mode off)");
+  CHECK(findings[1].fault == Fault::gpu_hardware);
+  CHECK(findings[1].what == "Integration test 'PCIe' failed on GPU 3");
+  CHECK(findings[1].measured == "(PCIe replay rate too high)");
+  CHECK(judge_dcgm_diag(0, R"({"DCGM Diagnostic": {"test_categories": []}})").empty());
+  const auto no_json = judge_dcgm_diag(1, "Error: unable to connect to host engine");
+  REQUIRE(no_json.size() == 1);
+  CHECK(no_json[0].measured == "1");
+  const auto missing = judge_dcgm_diag(127, "gpudirect-launch: cannot run dcgmi: No such file or directory");
+  REQUIRE(missing.size() == 1);
+  CHECK(missing[0].severity == Severity::warn);
 }

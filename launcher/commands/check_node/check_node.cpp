@@ -7,6 +7,7 @@
 #include "node_drain.hpp"
 #include "plugstack_file.hpp"
 
+#include "check_node/dcgm_diag.hpp"
 #include "check_node/drain_reasons.hpp"
 #include "check_node/expectations.hpp"
 #include "check_node/gpu_rules.hpp"
@@ -43,6 +44,8 @@ struct CheckNodeOptions {
   std::string etc_dir = "/etc";
   std::string kernel_log = "/dev/kmsg";
   std::string metrics_file;
+  bool dcgm_diag = false;
+  std::string dcgmi = "dcgmi";
   bool check_rxdm = false, no_gres = false, json = false, drain = false;
   std::vector<std::string> reasons;
 };
@@ -113,6 +116,7 @@ int run_check_node(const CheckNodeOptions& o) {
   const StackFacts stack = check_stack(expected, config, o.check_rxdm, stack_findings);
   add(std::move(stack_findings));
   if (!expected.mode.empty()) add(judge_leaks(node_env_sources(o.etc_dir), expected.mode));
+  if (o.dcgm_diag) add(run_dcgm_diag(o.dcgmi));
 
   nlohmann::json gpu_names = nlohmann::json::array();
   for (const GpuState& gpu : gpus.gpus) gpu_names.push_back(gpu.name);
@@ -193,6 +197,10 @@ void register_check_node(CLI::App& app, CommandContext& context) {
   command->add_flag(
       "--check-rxdm", o->check_rxdm,
       "also require TCPXO's RxDM to be ready (rxdm_ready= of plugstack.conf): in a job's prolog after the one that starts RxDM");
+  command->add_flag("--dcgm-diag", o->dcgm_diag,
+                    "also run DCGM's quick diagnostic, dcgmi diag -r 1 -j (about a minute; as slurm-gcp's gpu-test epilog): each failing "
+                    "test is a finding (Deployment tests configuration, the others GPU hardware)");
+  command->add_option("--dcgmi", o->dcgmi, "the dcgmi program for --dcgm-diag (default: dcgmi on PATH)");
   command->add_flag("--no-gres", o->no_gres, "do not compare the GPU count with Slurm's Gres= (scontrol show node)");
   command->add_flag("--json", o->json, "print one JSON object (findings, versions, drain) instead of lines");
   command->add_option("--metrics-file", o->metrics_file,
