@@ -31,6 +31,7 @@ Installs what `cmake --build --preset release` built:
   spank_gpudirect.so   into Slurm's plugin dir (asked from Slurm, see --plugin-dir)
   gpudirect-launch     into PREFIX/bin
   network profiles     into PREFIX/share/gpudirect-slurm/profiles
+  expectations         (check-node's machine types) into PREFIX/share/gpudirect-slurm/expectations
   gpudirect-rxdm       (RxDM prolog/epilog) into PREFIX/libexec/gpudirect-slurm
   50-gpudirect.sh      the enroot hook (containers get the mode's mounts), into enroot's hooks dir
   gpudirect.conf       the plugstack line, into <slurm conf dir>/plugstack.conf.d
@@ -193,6 +194,14 @@ plan() {
   for profile in "$repo"/profiles/*.conf; do
     FILES+=("0644 $PROFILE_DIR/$(basename "$profile") $profile")
   done
+  # check-node's machine types, read by gpudirect-launch (from the build's prefix; another prefix
+  # needs --expectations-dir).
+  local expectation
+  if [ -n "$LAUNCH_BIN" ]; then
+    for expectation in "$repo"/expectations/*.conf; do
+      FILES+=("0644 $PREFIX/share/gpudirect-slurm/expectations/$(basename "$expectation") $expectation")
+    done
+  fi
   FILES+=("0755 $PREFIX/libexec/gpudirect-slurm/gpudirect-rxdm $repo/scripts/rxdm/gpudirect-rxdm")
   [ -z "$LAUNCH_BIN" ] || FILES+=("0755 $ENROOT_HOOKS_DIR/50-gpudirect.sh @enroot-hook")
   FILES+=("0644 $PLUGSTACK_FILE -")

@@ -13,6 +13,7 @@ std::span<const CommandEntry> all_commands() {
       CommandEntry{"train", register_train},
       CommandEntry{"exec", register_exec},
       CommandEntry{"health", register_health},
+      CommandEntry{"check-node", register_check_node},
   };
   return kCommands;
 }

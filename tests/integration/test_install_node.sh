@@ -18,6 +18,7 @@ plugin_dir=$(sed -n 's/^file \(.*\)\/spank_gpudirect.so$/\1/p' "$root/var/lib/gp
 expected="$plugin_dir/spank_gpudirect.so
 $prefix/bin/gpudirect-launch
 $(for p in "$SRC"/profiles/*.conf; do echo "$prefix/share/gpudirect-slurm/profiles/$(basename "$p")"; done)
+$(for e in "$SRC"/expectations/*.conf; do echo "$prefix/share/gpudirect-slurm/expectations/$(basename "$e")"; done)
 $prefix/libexec/gpudirect-slurm/gpudirect-rxdm
 /etc/enroot/hooks.d/50-gpudirect.sh
 /etc/slurm/plugstack.conf.d/gpudirect.conf

@@ -157,6 +157,20 @@ if [ $rc -eq 7 ] && grep -q '^gpudirect_health_node_busbw_gbps{machine_type="a3-
 else
   fail "health sweep exited $rc (expected 7) and measured the pair" "$(tail -n 8 "$work/health.log"; tail -n 8 "$work"/health/*.log)"
 fi
+# check-node on this machine as a node with 8 stand-in H100s, one with uncorrected ECC errors:
+# fails (exit 7) with a GPU hardware finding, so its alerts must fire.
+mkdir -p "$work/expectations"
+printf 'gpu_count=8\ngpu_model=H100\n' >"$work/expectations/scrape-test.conf"
+printf 'count 8\ngpu 2 ecc_volatile 3\n' >"$work/nvml.conf"
+NVML_STANDIN_CONFIG=$work/nvml.conf "$LAUNCH" check-node --machine-type scrape-test --expectations-dir "$work/expectations" \
+  --nvml-library "$BUILD/tests/libnvml_standin.so" --no-gres --node scrape-node --kernel-log /dev/null \
+  --metrics-file "$textfiles/gpudirect_node_check.prom" >"$work/check-node.log" 2>&1
+rc=$?
+if [ $rc -eq 7 ] && grep -q '^gpudirect_node_check_passed{node="scrape-node",machine_type="scrape-test"} 0' "$textfiles/gpudirect_node_check.prom"; then
+  pass "check-node --metrics-file: the node fails (exit 7) with its GPU 2's ECC errors"
+else
+  fail "check-node exited $rc (expected 7) and wrote its file" "$(cat "$work/check-node.log")"
+fi
 ls "$textfiles"/*.prom >/dev/null 2>&1 || give_up "the commands wrote their files" "$work/bench.log"
 
 counted python3 "$CHECKS/check_scrape.py" "$PROM" scraped "$textfiles" 30

@@ -219,7 +219,7 @@ def json_health(got, path):
 def phase_alerts(url, timeout):
     groups = api(url, "/api/v1/rules")["groups"]
     rules = [r for g in groups for r in g["rules"]]
-    check(len(rules) == 4 and all(r["health"] == "ok" for r in rules),
+    check(len(rules) == 7 and all(r["health"] == "ok" for r in rules),
           f"Prometheus loaded the {len(rules)} shipped rules and evaluates them without error",
           [(r["name"], r["health"], r.get("lastError")) for r in rules])
     sweep_nodes = {dict(k[1])["node"] for k in series(url, "gpudirect_health_node_busbw_gbps")}
@@ -229,7 +229,8 @@ def phase_alerts(url, timeout):
         for alert in api(url, "/api/v1/alerts")["alerts"]:
             if alert["state"] == "firing":
                 firing.setdefault(alert["labels"]["alertname"], set()).add(alert["labels"].get("node", alert["labels"].get("instance")))
-        if firing.get("GpudirectNodeAllGatherBelowThreshold") == sweep_nodes and firing.get("GpudirectHealthNodeFailed") == sweep_nodes:
+        if (firing.get("GpudirectNodeAllGatherBelowThreshold") == sweep_nodes and firing.get("GpudirectHealthNodeFailed") == sweep_nodes
+                and firing.get("GpudirectNodeGpuHardwareFault") == {"scrape-node"}):
             break
         if time.monotonic() > deadline:
             break
@@ -237,6 +238,8 @@ def phase_alerts(url, timeout):
     check(firing.get("GpudirectNodeAllGatherBelowThreshold") == sweep_nodes,
           f"GpudirectNodeAllGatherBelowThreshold fires for the swept nodes {sorted(sweep_nodes)} (far under a3-highgpu-8g's 60 GB/s)", firing)
     check(firing.get("GpudirectHealthNodeFailed") == sweep_nodes, "GpudirectHealthNodeFailed fires for the suspect nodes", firing)
+    check(firing.get("GpudirectNodeCheckFailed") == {"scrape-node"} and firing.get("GpudirectNodeGpuHardwareFault") == {"scrape-node"},
+          "GpudirectNodeCheckFailed and GpudirectNodeGpuHardwareFault fire for the node check-node failed on its GPU's ECC errors", firing)
     check("GpudirectTrainStalled" not in firing, "GpudirectTrainStalled does not fire for the finished training run", firing)
 
 

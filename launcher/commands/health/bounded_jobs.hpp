@@ -3,6 +3,8 @@
 // a grace period). The sweep is bounded by construction: no job can hold it longer than that.
 #pragma once
 
+#include "child_process.hpp"
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -26,8 +28,7 @@ struct JobEnd {
 std::vector<JobEnd> run_bounded(const std::vector<BoundedJob>& jobs, double timeout_s, const std::function<void(std::size_t)>& on_start,
                                 const std::function<void(std::size_t, const JobEnd&)>& on_end);
 
-// Runs one short command (sinfo, scontrol) and returns its exit status and output (stdout and
-// stderr together). Throws std::runtime_error if it cannot start.
-std::pair<int, std::string> run_capture(const std::vector<std::string>& argv, double timeout_s = 60);
+// sinfo and scontrol run through the commands' shared helper (child_process.hpp).
+using launcher::run_capture;
 
 }  // namespace gpudirect::launcher::health

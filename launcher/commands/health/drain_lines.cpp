@@ -1,18 +1,6 @@
 #include "health/drain_lines.hpp"
 
 namespace gpudirect::launcher::health {
-namespace {
-
-// Slurm stores the reason as given; a quote or a control byte would break the printed line.
-std::string clean(std::string text) {
-  for (char& c : text)
-    if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20) c = '\'';
-  constexpr std::size_t kMax = 200;
-  if (text.size() > kMax) text.resize(kMax);
-  return text;
-}
-
-}  // namespace
 
 std::string drain_reason(const SweepRun& run, const std::string& node, double threshold) {
   const std::string peer = peer_of(run, node);
@@ -32,17 +20,7 @@ std::string drain_reason(const SweepRun& run, const std::string& node, double th
       what = "all_gather did not start" + with;
       break;
   }
-  return clean(std::string(kReasonPrefix) + " " + what);
-}
-
-std::vector<std::string> drain_command(const std::string& node, const std::string& reason) {
-  return {"scontrol", "update", "nodename=" + node, "state=drain", "reason=" + reason};
-}
-
-std::vector<std::string> resume_command(const std::string& node) { return {"scontrol", "update", "nodename=" + node, "state=resume"}; }
-
-std::string drain_line(const std::string& node, const std::string& reason) {
-  return "scontrol update nodename=" + node + " state=drain reason=\"" + reason + "\"";
+  return clean_slurm_text(std::string(kReasonPrefix) + " " + what);
 }
 
 bool drained_by_us(std::string_view reason) { return reason.substr(0, kReasonPrefix.size()) == kReasonPrefix; }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "health/sweep_run.hpp"
+#include "node_drain.hpp"
 #include "number_text.hpp"
 
 #include <string>
@@ -19,10 +20,10 @@ inline constexpr std::string_view kReasonPrefix = "gpudirect health:";
 // the quoted reason).
 std::string drain_reason(const SweepRun& run, const std::string& node, double threshold);
 
-// scontrol's argument vector and the same as one line to copy into a shell.
-std::vector<std::string> drain_command(const std::string& node, const std::string& reason);
-std::vector<std::string> resume_command(const std::string& node);
-std::string drain_line(const std::string& node, const std::string& reason);
+// The scontrol lines themselves are the commands' shared ones (node_drain.hpp).
+using launcher::drain_command;
+using launcher::drain_line;
+using launcher::resume_command;
 
 bool drained_by_us(std::string_view reason);
 

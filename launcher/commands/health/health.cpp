@@ -12,6 +12,8 @@
 #include "health/drain_lines.hpp"
 #include "health/health_metrics.hpp"
 #include "health/heat_map_svg.hpp"
+#include "health/fleet_versions.hpp"
+#include "health/node_check_job.hpp"
 #include "health/node_states.hpp"
 #include "health/pair_job.hpp"
 #include "health/pairing.hpp"
@@ -47,6 +49,16 @@ struct HealthOptions {
   double threshold = -1;  // < 0: not given
   double median_factor = 0.7;
   std::string json, svg, metrics_file, work_dir;
+  NodeCheckOptions node_check;
+};
+
+// What --node-check found before the pairs: the nodes that failed it (bad, left out of the pairs),
+// their drains with check-node's reason and comment, and the fleet's odd nodes out.
+struct NodeCheckSummary {
+  std::vector<NodeVerdict> failed;
+  std::vector<std::pair<std::string, std::string>> drains;
+  std::map<std::string, std::string> comments;
+  nlohmann::json fleet = nlohmann::json::array();
 };
 
 void progress(const std::string& line) {
@@ -154,13 +166,6 @@ std::vector<std::vector<std::string>> as_batch(const std::vector<NodePair>& pair
   return batch;
 }
 
-void run_scontrol(const std::vector<std::string>& argv) {
-  const auto [status, output] = run_capture(argv);
-  if (status != 0)
-    throw std::runtime_error(shell_line(argv) + " failed (exit " + std::to_string(status) + "): " + quote_bounded(output, 300) +
-                             " (drain and resume need a Slurm admin: run as root or SlurmUser)");
-}
-
 std::string default_work_dir() {
   const std::time_t now = std::time(nullptr);
   char stamp[32];
@@ -168,9 +173,58 @@ std::string default_work_dir() {
   return std::string("gpudirect-health-") + stamp;
 }
 
+// Runs check-node on every usable node in one job, then takes the nodes that fail it out of
+// `usable`. A node that gave no result stays in the sweep (its pairs will say more).
+NodeCheckSummary run_node_checks(const HealthOptions& o, const std::string& work_dir, std::vector<std::string>& usable) {
+  NodeCheckSummary summary;
+  if (o.node_check.machine_type.empty() || usable.empty()) return summary;
+  NodeCheckOptions options = o.node_check;
+  if (options.program.empty()) options.program = o.job.launcher;
+  options.srun_args = o.job.srun_args;
+  options.timeout_s = o.job.pair_timeout_s;
+  for (const std::string& node : usable) std::filesystem::remove(node_check_path(work_dir, node));
+  const BoundedJob job{node_check_command(usable, options, work_dir), work_dir + "/check-node.log"};
+  progress("node check: check-node --machine-type " + options.machine_type + " on " + std::to_string(usable.size()) + " nodes (log " +
+           job.log_path + ")");
+  const auto ends = run_bounded({job}, options.timeout_s, nullptr, nullptr);
+  std::map<std::string, nlohmann::json> facts;
+  std::vector<std::string> passed;
+  for (const std::string& node : usable) {
+    const auto text = read_text(node_check_path(work_dir, node));
+    const auto result = text ? node_check_result(node, *text) : std::nullopt;
+    if (!result) {
+      progress("node check: " + node + " gave no result (see " + job.log_path + " and " + work_dir + "/check-node-" + node +
+               ".log); it stays in the sweep");
+      passed.push_back(node);
+      continue;
+    }
+    facts[node] = result->facts;
+    if (result->ok) {
+      passed.push_back(node);
+      continue;
+    }
+    progress("node check: " + node + " fails (" + result->reason + "): " + result->comment + "; left out of the pairs");
+    NodeVerdict v;
+    v.node = node;
+    v.verdict = Verdict::bad;
+    v.node_check = "check-node " + result->reason + ": " + result->comment;
+    summary.failed.push_back(std::move(v));
+    summary.drains.emplace_back(node, result->reason);
+    summary.comments[node] = result->comment;
+  }
+  const auto odd = odd_ones_out(facts);
+  for (const OddOneOut& out : odd)
+    for (const std::string& line : describe(out)) progress("fleet: " + line);
+  summary.fleet = to_json(odd);
+  if (ends.front().timed_out) progress("node check: the job did not finish within " + short_number(options.timeout_s) + " s");
+  usable = std::move(passed);
+  return summary;
+}
+
 int sweep_and_report(const HealthOptions& o, const std::string& work_dir, const std::vector<NodeState>& states,
                      const std::vector<std::string>& usable, std::vector<NodeVerdict> skipped, std::optional<double> given,
-                     const std::set<std::string>& resumed_for_test, std::map<std::string, std::string> old_reason);
+                     const std::set<std::string>& resumed_for_test, std::map<std::string, std::string> old_reason,
+                     const NodeCheckSummary& checked);
 
 int run_health(HealthOptions o) {
   if (o.partition.empty() && o.nodelist.empty()) throw UsageError("give --partition P or --nodelist LIST (the nodes to sweep)");
@@ -224,7 +278,8 @@ int run_health(HealthOptions o) {
       run_scontrol(resume_command(node));
       resumed_for_test.insert(node);
     }
-    return sweep_and_report(o, work_dir, states, usable, std::move(skipped), given, resumed_for_test, old_reason);
+    const NodeCheckSummary checked = run_node_checks(o, work_dir, usable);
+    return sweep_and_report(o, work_dir, states, usable, std::move(skipped), given, resumed_for_test, old_reason, checked);
   } catch (...) {
     // Interrupted or failed midway: the nodes we took back untested go back to where they were.
     for (const std::string& node : resumed_for_test) {
@@ -241,7 +296,8 @@ int run_health(HealthOptions o) {
 
 int sweep_and_report(const HealthOptions& o, const std::string& work_dir, const std::vector<NodeState>& states,
                      const std::vector<std::string>& usable, std::vector<NodeVerdict> skipped, std::optional<double> given,
-                     const std::set<std::string>& resumed_for_test, std::map<std::string, std::string> old_reason) {
+                     const std::set<std::string>& resumed_for_test, std::map<std::string, std::string> old_reason,
+                     const NodeCheckSummary& checked) {
   progress("sweeping " + std::to_string(usable.size()) + " nodes (" + std::to_string(skipped.size()) + " skipped); logs in " + work_dir);
 
   Sweep sweep(o, work_dir);
@@ -279,6 +335,10 @@ int sweep_and_report(const HealthOptions& o, const std::string& work_dir, const 
   }
   result.nodes = verdicts;
   for (auto& v : skipped) result.nodes.push_back(std::move(v));
+  for (const NodeVerdict& v : checked.failed) result.nodes.push_back(v);
+  result.drains.insert(result.drains.end(), checked.drains.begin(), checked.drains.end());
+  result.drain_comments = checked.comments;
+  result.fleet = checked.fleet;
   // In the order Slurm (or --nodelist) gave them.
   std::map<std::string, std::size_t> order;
   for (std::size_t i = 0; i < states.size(); ++i) order[states[i].node] = i;
@@ -310,7 +370,8 @@ int sweep_and_report(const HealthOptions& o, const std::string& work_dir, const 
 
   for (const auto& [node, reason] : result.drains) {
     if (!o.drain && !resumed_for_test.count(node)) continue;
-    run_scontrol(drain_command(node, reason));
+    const auto comment = result.drain_comments.find(node);
+    run_scontrol(drain_command(node, reason, comment == result.drain_comments.end() ? "" : comment->second));
     progress("drained " + node + ": " + reason);
   }
   if (!o.drain && !result.drains.empty() && result.drains.size() > resumed_for_test.size())
@@ -396,6 +457,18 @@ void register_health(CLI::App& app, CommandContext& context) {
   health->add_option("--work-dir", o->work_dir,
                      "each job's log and bench JSON go here; on a real cluster a directory the nodes share "
                      "(default ./gpudirect-health-DATE-TIME)");
+  health->add_option("--node-check", o->node_check.machine_type,
+                     "first run `gpudirect-launch check-node --machine-type TYPE` on every node in one job (one task per node): a node "
+                     "that fails it is named with check-node's finding, left out of the pairs and drained with its reason (XID, "
+                     "PERFORMANCE, unspecified) by --drain; the nodes' driver, CUDA, NCCL and net plugin are compared and the odd ones "
+                     "out named (reported, not drained)");
+  health->add_option("--node-check-arg", o->node_check.check_args,
+                     "one more check-node option, as given (repeat it): e.g. --node-check-arg=--expectations-dir=/etc/gpudirect");
+  health
+      ->add_option("--node-check-gpus", o->node_check.gpus_per_node,
+                   "GPUs per node the node check's job asks for, so NVML sees them all under ConstrainDevices (default 8; 0: none)")
+      ->check(CLI::Range(0, 64));
+  health->add_option("--node-check-program", o->node_check.program, "the program run as PROGRAM check-node ... (default: --launcher)");
   health->add_flag("--drain", o->drain,
                    "drain the bad nodes (scontrol update ... state=drain, reason \"gpudirect health: ...\"); needs a Slurm admin");
   health->add_flag("--resume", o->resume,

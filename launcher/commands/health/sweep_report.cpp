@@ -17,6 +17,7 @@ std::string run_value(const SweepRun& run) {
 
 std::string pair_summary(const SweepResult& result, const NodeVerdict& node) {
   if (node.verdict == Verdict::skipped) return node.slurm_state;
+  if (!node.node_check.empty()) return node.node_check;
   std::string out;
   for (std::size_t i : node.runs) {
     const SweepRun& run = result.runs[i];
@@ -50,7 +51,10 @@ std::string report_table(const SweepResult& result) {
            (run.detail.empty() ? "" : " (" + run.detail + ")") + "\n";
   }
   if (!result.drains.empty()) out += "# drain the bad nodes with:\n";
-  for (const auto& [node, reason] : result.drains) out += drain_line(node, reason) + "\n";
+  for (const auto& [node, reason] : result.drains) {
+    const auto comment = result.drain_comments.find(node);
+    out += drain_line(node, reason, comment == result.drain_comments.end() ? "" : comment->second) + "\n";
+  }
   return out;
 }
 
@@ -77,6 +81,9 @@ nlohmann::json report_json(const SweepResult& result) {
     }
     nlohmann::json entry{{"node", n.node}, {"verdict", to_string(n.verdict)}, {"pairs", pairs}};
     if (n.verdict == Verdict::skipped) entry["slurm_state"] = n.slurm_state;
+    if (!n.node_check.empty()) entry["node_check"] = n.node_check;
+    if (const auto comment = result.drain_comments.find(n.node); comment != result.drain_comments.end())
+      entry["drain_comment"] = comment->second;
     for (const auto& [node, reason] : result.drains)
       if (node == n.node) entry["drain_reason"] = reason;
     nodes.push_back(std::move(entry));
@@ -86,7 +93,8 @@ nlohmann::json report_json(const SweepResult& result) {
           {"threshold_source", result.threshold.source},
           {"timestamp", result.timestamp},
           {"nodes", nodes},
-          {"runs", runs}};
+          {"runs", runs},
+          {"fleet", result.fleet.is_null() ? nlohmann::json::array() : result.fleet}};
 }
 
 }  // namespace gpudirect::launcher::health

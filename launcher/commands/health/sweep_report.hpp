@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,8 @@ struct SweepResult {
   Threshold threshold;
   std::string machine_type;                                 // --machine-type, empty when not given
   std::vector<std::pair<std::string, std::string>> drains;  // bad node -> reason
+  std::map<std::string, std::string> drain_comments;        // node -> the node's comment (check-node's findings)
+  nlohmann::json fleet;                                     // --node-check: the nodes whose versions differ (fleet_versions.hpp)
   long long timestamp = 0;                                  // Unix seconds when the sweep ended
 };
 

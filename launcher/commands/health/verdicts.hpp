@@ -27,6 +27,7 @@ struct NodeVerdict {
   std::vector<std::size_t> runs;        // indices into the sweep's runs (pairs only) that include the node
   std::optional<std::size_t> evidence;  // bad: the latest failing run with a good peer, which proves it
   std::string slurm_state;              // skipped: Slurm's state and reason
+  std::string node_check;               // bad by check-node, before any pair: its reason and findings
 };
 
 // Verdicts for `nodes` (in that order) from the pair runs (group runs are ignored: a slow group
