@@ -444,7 +444,7 @@ run_note() {  # what went wrong in a speed run, or nothing
   fi
 }
 speed_ours() {  # B ATTENTION (reference or tensor-core: train --attention)
-  local b=$1 attention=$2 name="speed: ours, $2 attention, gpt2-124m B $1" label plan alloc end switch=()
+  local b=$1 attention=$2 name="speed: ours, gpt2-124m B $1, $2 attention" label plan alloc end switch=()
   label="ours (warp-per-row attention)"
   if [ "$attention" = tensor-core ]; then label="ours (tensor-core attention)"; fi
   if [ "$attention_switch" = 1 ]; then switch=(--attention "$attention"); fi
@@ -506,8 +506,10 @@ speed_torch() {  # B
   smi_stop
 }
 # Ours with both attentions (train --attention, issue 34 item 2) where the kit's build has the switch.
+# (Help read whole first: with pipefail, grep -q quitting early fails the pipe with SIGPIPE.)
 attentions=(reference) attention_switch=0
-if "${with_kit[@]}" "$launch" train --help 2>/dev/null | grep -q -- '--attention'; then
+train_help=$("${with_kit[@]}" "$launch" train --help 2>/dev/null || true)
+if grep -q -- '--attention' <<<"$train_help"; then
   attentions+=(tensor-core)
   attention_switch=1
 else
