@@ -384,8 +384,16 @@ sanitize() {  # id name est max tool summary-regex also-regex [env...] -- comman
     fi
   fi
 }
-sanitize memcheck "memcheck: train_cuda_check, tiny, 2 steps" 60 150 memcheck 'ERROR SUMMARY: 0 errors' 'train_cuda_check: PASSED' -- \
-  "$check" --preset tiny --steps 2
+# Whether this build has the tensor-core attention (train --attention, issue 34 item 2). Help is read
+# whole first: with pipefail, grep -q quitting early would fail the pipe with SIGPIPE.
+attention_switch=0
+train_help=$("${with_kit[@]}" "$launch" train --help 2>/dev/null || true)
+if grep -q -- '--attention' <<<"$train_help"; then attention_switch=1; fi
+# With --attention tensor-core the check runs both attentions' kernels (one layer each, and a
+# forward/backward of the model with each) besides its steps with the tensor-core one.
+memcheck_args=(--preset tiny --steps 2) memcheck_name="memcheck: train_cuda_check, tiny, 2 steps"
+if [ "$attention_switch" = 1 ]; then memcheck_args+=(--attention tensor-core) memcheck_name+=", both attentions"; fi
+sanitize memcheck "$memcheck_name" 75 180 memcheck 'ERROR SUMMARY: 0 errors' 'train_cuda_check: PASSED' -- "$check" "${memcheck_args[@]}"
 
 # ---------------------------------------------------------------- 5. the speed table
 n_params=124439808                        # gpt2-124m at V 50257: V*C + T*C + L*(12C^2 + 13C) + 2C
@@ -506,12 +514,9 @@ speed_torch() {  # B
   smi_stop
 }
 # Ours with both attentions (train --attention, issue 34 item 2) where the kit's build has the switch.
-# (Help read whole first: with pipefail, grep -q quitting early fails the pipe with SIGPIPE.)
-attentions=(reference) attention_switch=0
-train_help=$("${with_kit[@]}" "$launch" train --help 2>/dev/null || true)
-if grep -q -- '--attention' <<<"$train_help"; then
+attentions=(reference)
+if [ "$attention_switch" = 1 ]; then
   attentions+=(tensor-core)
-  attention_switch=1
 else
   speed_rows+=("$(printf '%-44s %3s  %s' "ours (tensor-core attention)" "-" "not in this build (issue 34 item 2): train has no --attention")")
 fi
