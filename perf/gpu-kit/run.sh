@@ -12,9 +12,10 @@
 #    2. the CPU reference (OpenBLAS) trains the tiny model 2 steps; where OpenBLAS's own kernel
 #       choice fails it is tried again with OPENBLAS_CORETYPE=Haswell, kept for what follows;
 #       the mock token file (llm.c .bin v1) reads
-#    3. tests/gpu/check_cuda_training.sh: the CUDA model against the CPU reference, train --backend
-#       nccl against libfabric, ZeRO-1 forced at one GPU against replicated
-#    4. compute-sanitizer memcheck, train_cuda_check on tiny
+#    3. tests/gpu/check_cuda_training.sh: the CUDA model against the CPU reference (with each attention,
+#       the tensor-core one also against the reference kernels), train --backend nccl against
+#       libfabric, ZeRO-1 forced at one GPU against replicated
+#    4. compute-sanitizer memcheck, train_cuda_check on tiny (--attention tensor-core: both attentions)
 #    5. the speed table: gpt2-124m, T 1024, micro-batch 16 then 32: ours with the reference (warp-per-row)
 #       and the tensor-core attention (train --attention, where the build has it); llm.c's train_gpt2cu when
 #       the kit has one; PyTorch eager (bf16 autocast) where torch imports; all on the kit's token
