@@ -141,8 +141,9 @@ grep -E '(PASSED|STOPPED|FAILED|SKIPPED|NOT BUILT|not in this)' "$out/full.stdou
 [ "$(result full 1)" = 2 ] && echo "  ok: exit 2 (no usable CUDA device)" || { echo "  FAIL: exit $(result full 1), not 2"; failed=1; }
 expect "the CPU model trains two steps" "$out/full.stdout" '^CPU reference \(OpenBLAS\): tiny, 2 steps +PASSED +2 step\(s\), loss'
 expect "the token file reads" "$out/full.stdout" '^token file \(llm.c .bin v1\) read by ours +PASSED'
-for step in "check_cuda_training" "memcheck: train_cuda_check" "speed: ours, gpt2-124m B 16" "speed: ours, gpt2-124m B 32" \
-  "racecheck: train_cuda_check" "memcheck: train --zero1"; do
+for step in "check_cuda_training" "memcheck: train_cuda_check" "speed: ours, gpt2-124m B 16, reference attention" \
+  "speed: ours, gpt2-124m B 16, tensor-core attention" "speed: ours, gpt2-124m B 32, reference attention" \
+  "speed: ours, gpt2-124m B 32, tensor-core attention" "racecheck: train_cuda_check" "memcheck: train --zero1"; do
   expect "$step stops naming the missing device" "$out/full.stdout" "^${step}.* STOPPED +no CUDA device"
 done
 files=$(ls "$out/full" | tr '\n' ' ')

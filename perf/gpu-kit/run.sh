@@ -12,10 +12,12 @@
 #    2. the CPU reference (OpenBLAS) trains the tiny model 2 steps; where OpenBLAS's own kernel
 #       choice fails it is tried again with OPENBLAS_CORETYPE=Haswell, kept for what follows;
 #       the mock token file (llm.c .bin v1) reads
-#    3. tests/gpu/check_cuda_training.sh: the CUDA model against the CPU reference, train --backend
-#       nccl against libfabric, ZeRO-1 forced at one GPU against replicated
-#    4. compute-sanitizer memcheck, train_cuda_check on tiny
-#    5. the speed table: gpt2-124m, T 1024, micro-batch 16 then 32: ours; llm.c's train_gpt2cu when
+#    3. tests/gpu/check_cuda_training.sh: the CUDA model against the CPU reference (with each attention,
+#       the tensor-core one also against the reference kernels), train --backend nccl against
+#       libfabric, ZeRO-1 forced at one GPU against replicated
+#    4. compute-sanitizer memcheck, train_cuda_check on tiny (--attention tensor-core: both attentions)
+#    5. the speed table: gpt2-124m, T 1024, micro-batch 16 then 32: ours with the reference (warp-per-row)
+#       and the tensor-core attention (train --attention, where the build has it); llm.c's train_gpt2cu when
 #       the kit has one; PyTorch eager (bf16 autocast) where torch imports; all on the kit's token
 #       file; median step time after the first step, tokens/s, MFU by one formula for all columns;
 #       our memory plan vs cudaMemGetInfo vs nvidia-smi's peak
@@ -346,7 +348,8 @@ if run_step tokens "token file (llm.c .bin v1) read by ours" 10 60 0 -- \
 fi
 
 # ---------------------------------------------------------------- 3. the CUDA model against the CPU reference
-if run_step check "check_cuda_training (CPU vs GPU, ZeRO-1 forced vs replicated)" 100 240 1 -- \
+# Both attentions: the tensor-core one adds two train_cuda_check runs and a train run (estimate, not measured).
+if run_step check "check_cuda_training (CPU vs GPU, ZeRO-1 forced vs replicated)" 120 280 1 -- \
   "${with_kit[@]}" GPUDIRECT_REQUIRE_GPU=1 GPUDIRECT_CHECK_WORK="$work/check" bash "$kit/tests/gpu/check_cuda_training.sh" "$kit/build"; then
   show '^(== |  ok|  FAIL|.*: (PASSED|FAILED)|CPU vs CUDA|1 GPU|  (parameters|first|second))' 60
   if grep -q '^check_cuda_training: PASSED' "$step_log"; then
@@ -382,8 +385,16 @@ sanitize() {  # id name est max tool summary-regex also-regex [env...] -- comman
     fi
   fi
 }
-sanitize memcheck "memcheck: train_cuda_check, tiny, 2 steps" 60 150 memcheck 'ERROR SUMMARY: 0 errors' 'train_cuda_check: PASSED' -- \
-  "$check" --preset tiny --steps 2
+# Whether this build has the tensor-core attention (train --attention, issue 34 item 2). Help is read
+# whole first: with pipefail, grep -q quitting early would fail the pipe with SIGPIPE.
+attention_switch=0
+train_help=$("${with_kit[@]}" "$launch" train --help 2>/dev/null || true)
+if grep -q -- '--attention' <<<"$train_help"; then attention_switch=1; fi
+# With --attention tensor-core the check runs both attentions' kernels (one layer each, and a
+# forward/backward of the model with each) besides its steps with the tensor-core one.
+memcheck_args=(--preset tiny --steps 2) memcheck_name="memcheck: train_cuda_check, tiny, 2 steps"
+if [ "$attention_switch" = 1 ]; then memcheck_args+=(--attention tensor-core) memcheck_name+=", both attentions"; fi
+sanitize memcheck "$memcheck_name" 75 180 memcheck 'ERROR SUMMARY: 0 errors' 'train_cuda_check: PASSED' -- "$check" "${memcheck_args[@]}"
 
 # ---------------------------------------------------------------- 5. the speed table
 n_params=124439808                        # gpt2-124m at V 50257: V*C + T*C + L*(12C^2 + 13C) + 2C
@@ -441,17 +452,20 @@ run_note() {  # what went wrong in a speed run, or nothing
   elif [ "$step_rc" != 0 ]; then echo "exit $step_rc: $(grep -m1 -iE 'the run needs|out of (GPU )?memory|error|refused|cannot|No module' "$step_log" || tail -n1 "$step_log")"
   fi
 }
-speed_ours() {  # B
-  local b=$1 name="speed: ours, gpt2-124m B $1" plan alloc end
-  smi_start "ours-b$b"
-  if run_step "ours-b$b" "$name" 30 90 1 -- "${with_kit[@]}" "$launch" train --backend nccl --preset gpt2-124m --micro-batch "$b" \
-    --steps "$speed_steps" --data "$work/tokens.bin" --progress-seconds 0; then
+speed_ours() {  # B ATTENTION (reference or tensor-core: train --attention)
+  local b=$1 attention=$2 name="speed: ours, gpt2-124m B $1, $2 attention" label plan alloc end switch=()
+  label="ours (warp-per-row attention)"
+  if [ "$attention" = tensor-core ]; then label="ours (tensor-core attention)"; fi
+  if [ "$attention_switch" = 1 ]; then switch=(--attention "$attention"); fi
+  smi_start "ours-$attention-b$b"
+  if run_step "ours-$attention-b$b" "$name" 30 90 1 -- "${with_kit[@]}" "$launch" train --backend nccl --preset gpt2-124m --micro-batch "$b" \
+    ${switch[@]+"${switch[@]}"} --steps "$speed_steps" --data "$work/tokens.bin" --progress-seconds 0; then
     smi_stop
     show '^gpudirect train: (memory plan|GPU memory|summary)|the run needs' 6
     plan=$(sed -n 's/.*memory plan per GPU: .*; total \([0-9.]*\) GiB.*/\1/p' "$step_log" | head -n1)
     alloc=$(sed -n 's/.*GPU memory in use after allocation: \([0-9.]*\) GiB.*/\1/p' "$step_log" | head -n1)
     end=$(sed -n 's/.*GPU memory in use at the end: \([0-9.]*\) GiB.*/\1/p' "$step_log" | head -n1)
-    speed_row "ours (warp-per-row attention)" "$b" "$(run_note)" "${plan:--}" "${alloc:--}" "${end:--}"
+    speed_row "$label" "$b" "$(run_note)" "${plan:--}" "${alloc:--}" "${end:--}"
     if [ "$step_rc" = 0 ]; then
       record "$name" ran "$row_brief (ours: $(log_line 'summary:' | sed 's/^gpudirect train: summary: //; s/, exposed comm.*//'))"
     elif grep -q 'the run needs .* GiB per GPU' "$step_log"; then
@@ -500,16 +514,18 @@ speed_torch() {  # B
   fi
   smi_stop
 }
+# Ours with both attentions (train --attention, issue 34 item 2) where the kit's build has the switch.
+attentions=(reference)
+if [ "$attention_switch" = 1 ]; then
+  attentions+=(tensor-core)
+else
+  speed_rows+=("$(printf '%-44s %3s  %s' "ours (tensor-core attention)" "-" "not in this build (issue 34 item 2): train has no --attention")")
+fi
 for b in 16 32; do
-  speed_ours "$b"
+  for attention in "${attentions[@]}"; do speed_ours "$b" "$attention"; done
   speed_llmc "$b"
   speed_torch "$b"
 done
-if "${with_kit[@]}" "$launch" train --help 2>/dev/null | grep -q -- '--attention'; then
-  speed_rows+=("$(printf '%-44s %3s  %s' "ours, tensor-core attention" "-" "train has --attention, but this kit does not run it yet (perf/gpu-kit/run.sh)")")
-else
-  speed_rows+=("$(printf '%-44s %3s  %s' "ours, tensor-core attention" "-" "not in this build (issue 34 item 2): train has no --attention")")
-fi
 
 # ---------------------------------------------------------------- 6-7. racecheck, ZeRO-1 under memcheck
 sanitize racecheck "racecheck: train_cuda_check, tiny, 1 step" 60 150 racecheck 'RACECHECK SUMMARY: 0 hazards' 'train_cuda_check: PASSED' -- \

@@ -3,8 +3,11 @@
 #   1. train_cuda_check, tiny preset: initial weights, loss and every gradient tensor (bf16
 #      tolerances in launcher/train/cuda/tolerance.hpp), 6 AdamW steps (lr 1e-2), checkpoint/resume;
 #   2. train_cuda_check, gpt2-124m at micro-batch 1: the loss and every gradient tensor;
+#   2b. 1 and 2 again with --attention tensor-core, which first compares one attention layer of both
+#      kinds with the CPU and with each other, and the whole model's gradients with the reference
+#      kernels' (today's warp-per-row attention stays the reference);
 #   3. gpudirect-launch train --backend nccl against --backend libfabric, tiny, 10 steps: every
-#      step's loss within 1% (the command line users run, JSON lines compared);
+#      step's loss within 1% (the command line users run, JSON lines compared), with each attention;
 #   4. with 2+ GPUs: 2 ranks (--np 2), plain and --zero1, against 1 rank: losses within 1%.
 #   5. ZeRO-1 forced at one GPU, and with 2+ GPUs ZeRO-1 against replicated: parameters and both
 #      AdamW moments element by element (relative L2 1e-6).
@@ -54,6 +57,12 @@ step "tiny: weights, loss, every gradient tensor, 6 AdamW steps (lr 1e-2), check
 step "gpt2-124m, micro-batch 1: loss and every gradient tensor"
 "$check" --preset gpt2-124m --micro-batch 1 --steps 0 || failed=1
 
+step "tiny, tensor-core attention: one layer and the model against the reference kernels and the CPU, 6 AdamW steps, checkpoint/resume"
+"$check" --preset tiny --steps 6 --attention tensor-core || failed=1
+
+step "gpt2-124m, micro-batch 1, tensor-core attention: against the reference kernels and the CPU"
+"$check" --preset gpt2-124m --micro-batch 1 --steps 0 --attention tensor-core || failed=1
+
 compare_losses() {  # A.jsonl B.jsonl what
   python3 - "$1" "$2" "$3" <<'PY' || failed=1
 import json, sys
@@ -69,12 +78,16 @@ print("  ok: every step within 1%")
 PY
 }
 
-step "gpudirect-launch train: --backend nccl against --backend libfabric (tiny, 10 steps)"
+step "gpudirect-launch train: --backend nccl (both attentions) against --backend libfabric (tiny, 10 steps)"
 common=(train --preset tiny --steps 10 --data mock)
 "$launch" "${common[@]}" --backend libfabric -J "$work/cpu.jsonl" >"$work/cpu.log" 2>&1 || { cat "$work/cpu.log"; failed=1; }
 "$launch" "${common[@]}" --backend nccl -J "$work/gpu.jsonl" --checkpoint "$work/gpu.ckpt" >"$work/gpu.log" 2>&1 || { cat "$work/gpu.log"; failed=1; }
 cat "$work/gpu.log"
 compare_losses "$work/cpu.jsonl" "$work/gpu.jsonl" "CPU vs CUDA"
+"$launch" "${common[@]}" --backend nccl --attention tensor-core -J "$work/gpu-tc.jsonl" >"$work/gpu-tc.log" 2>&1 ||
+  { cat "$work/gpu-tc.log"; failed=1; }
+grep -q "tensor-core attention" "$work/gpu-tc.log" || { echo "  FAIL: the tensor-core attention was not in effect"; failed=1; }
+compare_losses "$work/cpu.jsonl" "$work/gpu-tc.jsonl" "CPU vs CUDA with the tensor-core attention"
 
 # ZeRO-1 against replicated, element by element: the parameters and both AdamW moments (gathered
 # from the shards for the checkpoint) must agree, or a shard, a reduce-scatter or a gather is off.

@@ -11,11 +11,18 @@
 //      estimates made without a GPU: if they fail by a little, look at the printed numbers first;
 //   5. save after 3 steps, load into a fresh CUDA model and Trainer, continue: exactly the losses of
 //      the uninterrupted CUDA run (no kernel uses atomics).
+// --attention tensor-core runs all of that with the tensor-core attention, and first compares it
+// with today's warp-per-row kernels (the reference): one attention layer on the same bf16 inputs,
+// both against the CPU attention and against each other (relative L2 per output, bound 1e-2, an
+// estimate: bf16 outputs and probabilities), and the whole model's loss and every gradient tensor
+// against the CUDA model with the reference attention (the bf16 tolerances of 2.).
 // Prints "SKIPPED: no CUDA device" and exits 0 where there is no GPU; exits 1 naming what differs.
-// Usage: train_cuda_check [--preset tiny] [--micro-batch B] [--steps N] [--device-only]
+// Usage: train_cuda_check [--preset tiny] [--micro-batch B] [--steps N] [--attention reference|tensor-core] [--device-only]
 #include "bootstrap/session.hpp"
 #include "comm/communicator_factory.hpp"
+#include "train/cpu/attention.hpp"
 #include "train/cpu/cpu_model.hpp"
+#include "train/cuda/bf16.hpp"
 #include "train/cuda/cuda_training.hpp"
 #include "train/cuda/tolerance.hpp"
 #include "train/data_source.hpp"
@@ -57,11 +64,77 @@ struct Ranges {
   }
 };
 
+cuda::AttentionKind attention = cuda::AttentionKind::reference;  // of the CUDA model under test (--attention)
+
+// One attention layer on the device, both kinds, against the CPU attention on the same bf16-rounded
+// inputs and against each other. T 67 (not a multiple of a warp or a block), hs 64 (gpt2-124m's).
+void compare_attention_layer() {
+  const int B = 2, T = 67, C = 192, NH = 3;
+  std::printf("one attention layer (B%d T%d C%d NH%d): tensor-core and reference kernels against the CPU, and each other\n", B, T, C, NH);
+  const std::size_t btc = static_cast<std::size_t>(B) * T * C;
+  std::mt19937 rng(17);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> qkv(3 * btc), dout(btc);
+  for (auto& x : qkv) x = cuda::round_to_bf16(normal(rng));
+  for (auto& x : dout) x = cuda::round_to_bf16(normal(rng));
+  std::vector<float> cpu_out(btc), att(static_cast<std::size_t>(B) * NH * T * T), scratch(static_cast<std::size_t>(T) * T);
+  std::vector<float> cpu_dqkv(3 * btc, 0.0f);
+  cpu::attention_forward(cpu_out.data(), att.data(), qkv.data(), B, T, C, NH, 1);
+  cpu::attention_backward(cpu_dqkv.data(), scratch.data(), dout.data(), qkv.data(), att.data(), B, T, C, NH, 1);
+  std::vector<float> out[2], dqkv[2];
+  const cuda::AttentionKind kinds[2] = {cuda::AttentionKind::reference, cuda::AttentionKind::tensor_core};
+  for (int i = 0; i < 2; ++i) {
+    out[i].resize(btc);
+    dqkv[i].resize(3 * btc);
+    cuda::attention_on_device(kinds[i], qkv, dout, B, T, C, NH, out[i], dqkv[i]);
+  }
+  const auto check = [](const std::vector<float>& want, const std::vector<float>& got, const std::string& what) {
+    const cuda::Comparison c = cuda::compare(want, got);
+    verdict(c.finite && c.relative_l2 <= 1e-2, what + ": " + cuda::describe(c) + " (bound 1e-2)");
+  };
+  for (int i = 0; i < 2; ++i) {
+    const std::string name = cuda::attention_name(kinds[i]);
+    check(cpu_out, out[i], name + " out against the CPU");
+    check(cpu_dqkv, dqkv[i], name + " dqkv against the CPU");
+  }
+  check(out[0], out[1], "tensor-core out against the reference kernels");
+  check(dqkv[0], dqkv[1], "tensor-core dqkv against the reference kernels");
+}
+
+// The whole model's loss and every gradient tensor, CUDA with the tensor-core attention against CUDA
+// with the reference kernels.
+void compare_attention_in_model(const GptConfig& config, const cuda::Tolerance& tolerance) {
+  std::printf("one forward/backward, preset %s: tensor-core attention against the reference kernels\n", config.preset.c_str());
+  auto reference = cuda::make_cuda_model(config, cuda::AttentionKind::reference);
+  auto tensor_core = cuda::make_cuda_model(config, cuda::AttentionKind::tensor_core);
+  const BatchShape shape{1, 0, config.micro_batch, 1, config.seq_len, config.vocab};
+  auto data = make_mock_data(shape, config.seed, true);
+  std::vector<std::int32_t> inputs(static_cast<std::size_t>(config.micro_batch) * config.seq_len), targets(inputs.size());
+  data->fill(0, 0, inputs, targets);
+  reference->zero_gradients();
+  tensor_core->zero_gradients();
+  const float want_loss = reference->forward_backward(inputs, targets, 1.0f, {});
+  const float got_loss = tensor_core->forward_backward(inputs, targets, 1.0f, {});
+  char line[200];
+  std::snprintf(line, sizeof line, "loss: reference %.6f, tensor-core %.6f (within %.0e relative)", want_loss, got_loss,
+                tolerance.loss_relative);
+  verdict(cuda::loss_within(want_loss, got_loss, tolerance), line);
+  const std::vector<float> want(reference->gradients().begin(), reference->gradients().end());
+  const std::vector<float> got(tensor_core->gradients().begin(), tensor_core->gradients().end());
+  double worst = 0;
+  for (const TensorSpan& t : reference->layout().tensors()) {
+    const cuda::Comparison c = cuda::compare(std::span(want).subspan(t.offset, t.count), std::span(got).subspan(t.offset, t.count));
+    worst = std::max(worst, c.relative_l2);
+    verdict(cuda::within(c, tolerance), "gradient " + t.name + ", tensor-core vs reference: " + cuda::describe(c));
+  }
+  std::printf("  worst gradient relative L2, tensor-core vs reference: %.3e (bound %.0e)\n", worst, tolerance.relative_l2);
+}
+
 void compare_one_backward(const GptConfig& config, const cuda::Tolerance& tolerance) {
-  std::printf("one forward/backward, preset %s (L%d H%d C%d T%d V%d B%d)\n", config.preset.c_str(), config.layers, config.heads,
-              config.width, config.seq_len, config.vocab, config.micro_batch);
+  std::printf("one forward/backward, preset %s (L%d H%d C%d T%d V%d B%d), %s attention\n", config.preset.c_str(), config.layers,
+              config.heads, config.width, config.seq_len, config.vocab, config.micro_batch, cuda::attention_name(attention).c_str());
   auto cpu = make_cpu_model(config, 0);
-  auto gpu = cuda::make_cuda_model(config);
+  auto gpu = cuda::make_cuda_model(config, attention);
   const std::vector<float> cpu_params(cpu->parameters().begin(), cpu->parameters().end());
   const std::span<float> gpu_params = gpu->parameters();
   verdict(std::equal(cpu_params.begin(), cpu_params.end(), gpu_params.begin(), gpu_params.end()), "initial parameters identical");
@@ -163,7 +236,7 @@ void compare_steps(const GptConfig& config, int steps) {
   const std::string path = (std::filesystem::temp_directory_path() / ("train_cuda_check." + std::to_string(::getpid()) + ".ckpt")).string();
   {
     auto data = make_mock_data(shape, config.seed, true);
-    auto model = cuda::make_cuda_model(config);
+    auto model = cuda::make_cuda_model(config, attention);
     Trainer trainer(*model, *data, settings, cuda::make_cuda_backend(*model, *nccl, settings));
     for (int s = 0; s < steps; ++s) {
       gpu_run.steps.push_back(trainer.step(false));
@@ -196,7 +269,7 @@ void compare_steps(const GptConfig& config, int steps) {
 
   if (steps > 3) {
     auto data = make_mock_data(shape, config.seed, true);
-    auto model = cuda::make_cuda_model(config);
+    auto model = cuda::make_cuda_model(config, attention);
     Trainer trainer(*model, *data, settings, cuda::make_cuda_backend(*model, *nccl, settings));
     trainer.load_checkpoint(path, data->describe());
     bool same = trainer.next_step() == 3;
@@ -223,12 +296,14 @@ int main(int argc, char** argv) {
       micro_batch = std::atoi(argv[++i]);
     else if (arg == "--steps" && i + 1 < argc)
       steps = std::atoi(argv[++i]);
+    else if (arg == "--attention" && i + 1 < argc && cuda::parse_attention(argv[i + 1]))
+      attention = *cuda::parse_attention(argv[++i]);
     else if (arg == "--device-only")
       device_only = true;
     else {
       std::fprintf(stderr,
                    "train_cuda_check: unknown argument '%s' (usage: train_cuda_check [--preset NAME] [--micro-batch B] [--steps N] "
-                   "[--device-only])\n",
+                   "[--attention reference|tensor-core] [--device-only])\n",
                    arg.c_str());
       return 6;
     }
@@ -248,6 +323,10 @@ int main(int argc, char** argv) {
     const cuda::DeviceInfo device = cuda::select_device(0);
     std::printf("train_cuda_check: %s [%s]\n", device.name.c_str(), device.pci_bus.c_str());
     if (device_only) return 0;
+    if (attention == cuda::AttentionKind::tensor_core) {
+      compare_attention_layer();
+      compare_attention_in_model(config, cuda::Tolerance{});
+    }
     compare_one_backward(config, cuda::Tolerance{});
     compare_optimizer(config);
     if (steps > 0) compare_steps(config, steps);

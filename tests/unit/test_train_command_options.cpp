@@ -24,6 +24,7 @@ TEST_CASE("train options: bad combinations are usage errors naming the option", 
   refused([](TrainOptions& o) { o.bucket_mib = 0; }, "--lr and the bucket sizes must be positive");
   refused([](TrainOptions& o) { o.first_bucket_mib = -1; }, "--lr and the bucket sizes must be positive");
   refused([](TrainOptions& o) { o.backend = "gloo"; }, "--backend gloo: expected auto, libfabric or nccl");
+  refused([](TrainOptions& o) { o.attention = "flash"; }, "--attention flash: expected reference or tensor-core");
   CHECK(kExitUsage == 6);
   CHECK(kExitPreempted == 10);
   CHECK(kExitDiverged == 8);
@@ -71,4 +72,18 @@ TEST_CASE("train options: the schedule's defaults and the bucket sizes in bytes"
   CHECK(s.schedule.warmup == 0);
   CHECK(s.zero1);
   CHECK(s.bucket_bytes == 512u << 10);
+}
+
+TEST_CASE("train options: --attention defaults to the reference kernels, tensor-core is refused on the CPU model", "[train][command]") {
+  using gpudirect::train::cuda::AttentionKind;
+  TrainOptions o;
+  CHECK(attention_for(o, true, "") == AttentionKind::reference);
+  CHECK(attention_for(o, false, "") == AttentionKind::reference);
+  o.attention = "tensor-core";
+  CHECK(attention_for(o, true, "") == AttentionKind::tensor_core);
+  CHECK_THROWS_AS(attention_for(o, false, "no CUDA device"), UsageError);
+  CHECK_THROWS_WITH(attention_for(o, false, "no CUDA device"),
+                    Catch::Contains("--attention tensor-core is a kernel of the CUDA model") && Catch::Contains("(no CUDA device)"));
+  CHECK(gpudirect::train::cuda::attention_name(AttentionKind::tensor_core) == "tensor-core");
+  CHECK(gpudirect::train::cuda::attention_name(AttentionKind::reference) == "reference");
 }

@@ -83,3 +83,35 @@ TEST_CASE("memory plan: the description names every part and the total", "[train
   for (const char* part : {"weights", "gradients", "AdamW moments", "ZeRO-1 staging", "activations", "logits", "total"})
     CHECK_THAT(text, Contains(part));
 }
+
+TEST_CASE("memory plan: the tensor-core attention counts its B x NH x T x T scores and the reference none", "[train][cuda]") {
+  const GptConfig config = shape("gpt2-124m", 16);
+  const std::uint64_t L = 12, B = 16, NH = 12, T = 1024, C = 768;
+  const std::uint64_t scores = B * NH * T * T;
+  const MemoryPlan reference = plan_memory(config, with_zero1(false), 1);
+  const MemoryPlan tensor_core = plan_memory(config, with_zero1(false), 1, AttentionKind::tensor_core);
+  CHECK(reference.scores == 0);
+  // bf16 probabilities of every layer, the fp32 score scratch (forward's scores, backward's dprobs),
+  // the bf16 dscores.
+  CHECK(tensor_core.scores == 2 * L * scores + 4 * scores + 2 * scores);
+  // Activations: the head-major copies (q|k|v, dq|dk|dv, out or dout: 7 x B*T*C bf16) in place of
+  // the reference's log-sum-exp per layer and its delta scratch (fp32 per row).
+  const std::uint64_t rows = B * NH * T;
+  CHECK(tensor_core.activations + 4 * (L * rows + rows) == reference.activations + 2 * 7 * B * T * C);
+  CHECK(tensor_core.weights == reference.weights);
+  CHECK(tensor_core.logits == reference.logits);
+  CHECK(tensor_core.total() > reference.total());
+  // The allocation follows the same counts.
+  const ModelBufferSizes n = model_buffer_sizes(config, AttentionKind::tensor_core);
+  CHECK(n.probs == L * scores);
+  CHECK(n.lse == 0);
+  CHECK(model_buffer_sizes(config).probs == 0);
+  CHECK_THAT(describe(tensor_core), Contains("attention scores 5.62,"));
+  // What an 80 GB H100 has free: micro-batch 16 fits either way; at 96 the scores alone (33.8 GiB)
+  // make the difference, and the refusal names them.
+  CHECK(does_not_fit(tensor_core, 79 * GiB, config, false).empty());
+  const GptConfig large = shape("gpt2-124m", 96);
+  CHECK(does_not_fit(plan_memory(large, with_zero1(false), 1), 79 * GiB, large, false).empty());
+  const std::string why = does_not_fit(plan_memory(large, with_zero1(false), 1, AttentionKind::tensor_core), 79 * GiB, large, false);
+  CHECK_THAT(why, Contains("activations, attention scores and logits take") && Contains("micro-batch 96"));
+}

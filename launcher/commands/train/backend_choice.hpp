@@ -39,8 +39,10 @@ struct Training {
 };
 
 // Collective: every rank calls it. Throws UsageError when the GPU's peak is unknown and not given.
-Training set_up_training(const TrainOptions& o, bool use_cuda, const train::GptConfig& config, const train::TrainSettings& settings,
-                         train::DataSource& data, bootstrap::Session& session, const bootstrap::SessionOptions& session_options);
+// attention: the CUDA model's (attention_for); the CPU model has one attention.
+Training set_up_training(const TrainOptions& o, bool use_cuda, train::cuda::AttentionKind attention, const train::GptConfig& config,
+                         const train::TrainSettings& settings, train::DataSource& data, bootstrap::Session& session,
+                         const bootstrap::SessionOptions& session_options);
 
 // Device memory in use on this rank's GPU (every process on it), 0 without the CUDA model.
 double gpu_memory_gib(bool use_cuda);

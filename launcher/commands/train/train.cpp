@@ -67,6 +67,7 @@ int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_op
   const train::BackendDecision backend =
       choose_backend(o.backend, bootstrap::context_from_environment(bootstrap::current_environment()).local_size);
   const bool use_cuda = backend.cuda;
+  const train::cuda::AttentionKind attention = attention_for(o, use_cuda, backend.reason);
   const train::GptConfig config = build_config(o);
   install_stop_handlers();
 
@@ -77,7 +78,7 @@ int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_op
   check_ranks_chose_alike(session, o.backend, use_cuda);
   const std::unique_ptr<train::DataSource> data = make_data(o, config, context);
   const train::TrainSettings settings = build_settings(o);
-  Training training = set_up_training(o, use_cuda, config, settings, *data, session, session_options);
+  Training training = set_up_training(o, use_cuda, attention, config, settings, *data, session, session_options);
   train::Trainer& trainer = *training.trainer;
   std::vector<std::string> hosts =
       session.store ? session.store->all_gather("train/hosts", context.hostname) : std::vector<std::string>{context.hostname};
@@ -169,6 +170,11 @@ void register_train(CLI::App& app, CommandContext& context) {
       "auto, libfabric (fp32 CPU model, collectives on host memory) or nccl (CUDA model, one GPU per "
       "rank chosen by local rank, NCCL collectives; refused where the build has no CUDA, no GPU is visible, cuBLAS does not load "
       "or the node has more ranks than GPUs); auto picks nccl where all of that holds, else libfabric, and says why");
+  cmd->add_option("--attention", o->attention,
+                  "the CUDA model's attention: reference (one warp per query row, online softmax, nothing of size T x T stored) or "
+                  "tensor-core (cuBLAS strided-batched bf16 GEMMs with fp32 accumulation for q k^T and p v and their backward, a "
+                  "fused causal softmax, B x heads x T x T bf16 probabilities kept per layer: see the memory plan). Neither has run "
+                  "on a GPU yet, so the default stays reference until the GPU check has compared the two (default reference)");
   cmd->add_option("-J,--json", o->json, "write one JSON object per line: start, every step, summary (rank 0; appended on --resume)");
   cmd->add_option("--metrics-file", o->metrics_file,
                   "rank 0 writes loss, step time, tokens/s, MFU and the straggler in the Prometheus text format for node_exporter's "

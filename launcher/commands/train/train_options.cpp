@@ -14,6 +14,16 @@ void check_options(const TrainOptions& o) {
   if (o.lr <= 0 || o.bucket_mib <= 0 || o.first_bucket_mib <= 0) throw UsageError("--lr and the bucket sizes must be positive");
   if (o.backend != "auto" && o.backend != "libfabric" && o.backend != "nccl")
     throw UsageError("--backend " + o.backend + ": expected auto, libfabric or nccl");
+  if (!train::cuda::parse_attention(o.attention)) throw UsageError("--attention " + o.attention + ": expected reference or tensor-core");
+}
+
+train::cuda::AttentionKind attention_for(const TrainOptions& o, bool use_cuda, const std::string& backend_reason) {
+  const std::optional<train::cuda::AttentionKind> kind = train::cuda::parse_attention(o.attention);
+  if (!kind) throw UsageError("--attention " + o.attention + ": expected reference or tensor-core");
+  if (*kind == train::cuda::AttentionKind::tensor_core && !use_cuda)
+    throw UsageError("--attention tensor-core is a kernel of the CUDA model, and this run uses the CPU model" +
+                     (backend_reason.empty() ? std::string() : " (" + backend_reason + ")") + ": pass --backend nccl on a GPU node");
+  return *kind;
 }
 
 train::GptConfig build_config(const TrainOptions& o) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "command_errors.hpp"
+#include "train/cuda/attention_kind.hpp"
 #include "train/gpt_config.hpp"
 #include "train/train_settings.hpp"
 
@@ -26,6 +27,7 @@ struct TrainOptions {
   bool resume = false;
   int threads = 0;
   std::string backend = "auto";
+  std::string attention = "reference";
   std::string json, metrics_file;
   double peak_tflops = 0;
   double bucket_mib = 25, first_bucket_mib = 1;
@@ -33,8 +35,12 @@ struct TrainOptions {
 };
 
 // Throws UsageError naming the option: steps, checkpoint and resume combinations, the learning rate
-// and bucket sizes, the --backend value.
+// and bucket sizes, the --backend and --attention values.
 void check_options(const TrainOptions& o);
+
+// The attention --attention names, once the backend is known: the tensor-core one is a kernel of the
+// CUDA model, so asking for it on the CPU model is a UsageError (backend_reason says why that model).
+train::cuda::AttentionKind attention_for(const TrainOptions& o, bool use_cuda, const std::string& backend_reason);
 
 // The preset with the overrides ("+overrides" appended to its name when any changed it). Throws
 // UsageError for an unknown preset or a shape the model cannot take.

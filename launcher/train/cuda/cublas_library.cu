@@ -9,6 +9,10 @@
 namespace gpudirect::train::cuda {
 namespace {
 
+// The pointer types above must name an overload the header declares (unevaluated: links nothing).
+static_assert(sizeof(static_cast<CublasGemmEx>(&::cublasGemmEx)) > 0);
+static_assert(sizeof(static_cast<CublasGemmStridedBatchedEx>(&::cublasGemmStridedBatchedEx)) > 0);
+
 template <typename F>
 void resolve(void* handle, const char* library, const char* symbol, F& out) {
   void* address = ::dlsym(handle, symbol);
@@ -33,6 +37,7 @@ CublasLibrary open_cublas() {
   resolve(handle, library.c_str(), "cublasDestroy_v2", api.destroy);
   resolve(handle, library.c_str(), "cublasSetStream_v2", api.set_stream);
   resolve(handle, library.c_str(), "cublasGemmEx", api.gemm_ex);
+  resolve(handle, library.c_str(), "cublasGemmStridedBatchedEx", api.gemm_strided_batched_ex);
   resolve(handle, library.c_str(), "cublasGetStatusString", api.status_string);
   return api;
 }

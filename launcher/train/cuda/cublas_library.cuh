@@ -12,11 +12,18 @@ using CublasGemmEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cubla
                                         cudaDataType, int, const void*, cudaDataType, int, const void*, void*, cudaDataType, int,
                                         cublasComputeType_t, cublasGemmAlgo_t);
 
+// cublasGemmStridedBatchedEx as the library exports it (the header adds the same kind of overload).
+using CublasGemmStridedBatchedEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
+                                                      const void*, cudaDataType, int, long long int, const void*, cudaDataType, int,
+                                                      long long int, const void*, void*, cudaDataType, int, long long int, int,
+                                                      cublasComputeType_t, cublasGemmAlgo_t);
+
 struct CublasLibrary {
   decltype(&cublasCreate_v2) create = nullptr;
   decltype(&cublasDestroy_v2) destroy = nullptr;
   decltype(&cublasSetStream_v2) set_stream = nullptr;
   CublasGemmEx gemm_ex = nullptr;
+  CublasGemmStridedBatchedEx gemm_strided_batched_ex = nullptr;  // the tensor-core attention
   decltype(&cublasGetStatusString) status_string = nullptr;
 };
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "comm/communicator.hpp"
+#include "train/cuda/attention_kind.hpp"
 #include "train/model.hpp"
 #include "train/train_backend.hpp"
 #include "train/train_settings.hpp"
@@ -47,8 +48,9 @@ std::size_t device_memory_used();
 // initialised from config.seed exactly as the CPU model is. parameters() and gradients() return host
 // copies downloaded on each call (for checks and checkpoints); GradientReady ranges are reported when
 // their kernels are enqueued on the model's stream. Throws std::invalid_argument for a shape the
-// kernels cannot take.
-std::unique_ptr<Model> make_cuda_model(const GptConfig& config);
+// kernels cannot take. attention: the warp-per-row kernels (the reference) or cuBLAS's tensor cores
+// (attention_kind.hpp; not yet run on a GPU either).
+std::unique_ptr<Model> make_cuda_model(const GptConfig& config, AttentionKind attention = AttentionKind::reference);
 
 // The Trainer's backend on the GPU (train_backend.hpp): gradient buckets all-reduced (or
 // reduce-scattered under ZeRO-1) by `comm` on its stream as soon as backward has enqueued them, AdamW
@@ -61,5 +63,9 @@ std::unique_ptr<TrainBackend> make_cuda_backend(Model& model, comm::Communicator
 void adamw_step_on_device(const ParameterLayout& layout, const AdamWSettings& settings, std::span<float> parameters,
                           std::span<const float> gradients, std::span<float> m, std::span<float> v, float lr, float grad_scale, long t);
 double sum_of_squares_on_device(std::span<const float> values);
+// For the GPU check: one attention layer, forward then backward, on qkv and dout rounded to bf16 as the
+// model stores them; out and dqkv are what the device wrote (bf16, widened).
+void attention_on_device(AttentionKind attention, std::span<const float> qkv, std::span<const float> dout, int B, int T, int C, int NH,
+                         std::span<float> out, std::span<float> dqkv);
 
 }  // namespace gpudirect::train::cuda

@@ -41,8 +41,9 @@ CudaGpt& as_cuda_model(Model& model) {
   return *cuda;
 }
 
-CudaGpt::CudaGpt(const GptConfig& config)
+CudaGpt::CudaGpt(const GptConfig& config, AttentionKind attention)
     : config_(checked(config)),
+      attention_(attention),
       layout_(config_),
       staged_(5 * static_cast<std::size_t>(config_.micro_batch) * config_.seq_len + 1),
       host_losses_(static_cast<std::size_t>(config_.micro_batch) * config_.seq_len) {
@@ -51,7 +52,7 @@ CudaGpt::CudaGpt(const GptConfig& config)
   GPUDIRECT_CUBLAS(cublas().set_stream(cublas_, stream_));
 
   // The sizes the memory plan counted (memory_plan.hpp), so the two cannot disagree.
-  const ModelBufferSizes n = model_buffer_sizes(config_);
+  const ModelBufferSizes n = model_buffer_sizes(config_, attention_);
   params_ = DeviceArray<float>(n.params);
   grads_ = DeviceArray<float>(n.grads);
   weights_ = DeviceArray<bf16>(n.weights);
@@ -90,6 +91,12 @@ CudaGpt::CudaGpt(const GptConfig& config)
   dfch_gelu_ = DeviceArray<bf16>(n.dfch_gelu);
   dfch_ = DeviceArray<bf16>(n.dfch);
   ones_ = DeviceArray<bf16>(n.ones);
+  probs_ = DeviceArray<bf16>(n.probs);
+  scores_ = DeviceArray<float>(n.scores);
+  dscores_ = DeviceArray<bf16>(n.dscores);
+  qkv_heads_ = DeviceArray<bf16>(n.qkv_heads);
+  dqkv_heads_ = DeviceArray<bf16>(n.dqkv_heads);
+  heads_ = DeviceArray<bf16>(n.heads);
   fill_bf16(ones_.get(), 1.0f, n.ones, stream_);
 
   host_params_.assign(layout_.total(), 0.0f);
@@ -117,6 +124,10 @@ std::span<float> CudaGpt::gradients() {
   host_grads_.resize(layout_.total());
   GPUDIRECT_CUDA(cudaMemcpy(host_grads_.data(), grads_.get(), layout_.total() * sizeof(float), cudaMemcpyDeviceToHost));
   return host_grads_;
+}
+
+TensorCoreScratch CudaGpt::tensor_core_scratch() const {
+  return TensorCoreScratch{qkv_heads_.get(), dqkv_heads_.get(), heads_.get(), scores_.get(), dscores_.get()};
 }
 
 void CudaGpt::zero_gradients() { GPUDIRECT_CUDA(cudaMemsetAsync(grads_.get(), 0, layout_.total() * sizeof(float), stream_)); }
@@ -211,7 +222,10 @@ void CudaGpt::run_forward(bool with_gradient, float dloss) {
     bf16* fch_gelu = fch_gelu_.get() + L * 4 * btc;
     layernorm_forward(ln1, ln1_mean_.get() + L * bt, ln1_rstd_.get() + L * bt, x, P + o.ln1w, P + o.ln1b, BT, C, stream_);
     matmul_forward(cublas_, qkv, CUDA_R_16BF, ln1, W + o.qkvw, P + o.qkvb, BT, C, 3 * C, stream_);
-    attention_forward(atty, lse_.get() + L * rows, qkv, B, T, C, NH, stream_);
+    if (attention_ == AttentionKind::tensor_core)
+      attention_forward_tensor_core(cublas_, atty, probs_.get() + L * rows * T, qkv, tensor_core_scratch(), B, T, C, NH, stream_);
+    else
+      attention_forward(atty, lse_.get() + L * rows, qkv, B, T, C, NH, stream_);
     matmul_forward(cublas_, branch_.get(), CUDA_R_32F, atty, W + o.projw, P + o.projb, BT, C, C, stream_);
     residual_forward(res2, x, branch_.get(), btc, stream_);
     layernorm_forward(ln2, ln2_mean_.get() + L * bt, ln2_rstd_.get() + L * bt, res2, P + o.ln2w, P + o.ln2b, BT, C, stream_);
@@ -264,8 +278,12 @@ void CudaGpt::run_backward(const GradientReady& on_ready) {
     to_bf16(dresidual_bf16_.get(), dresidual_.get(), btc, stream_);
     matmul_backward(cublas_, datty_.get(), CUDA_R_16BF, G + o.projw, G + o.projb, dresidual_bf16_.get(), atty_.get() + L * btc, W + o.projw,
                     ones_.get(), BT, C, C, stream_);
-    attention_backward(dqkv_.get(), attention_scratch_.get(), datty_.get(), qkv_.get() + L * 3 * btc, atty_.get() + L * btc,
-                       lse_.get() + L * rows, B, T, C, NH, stream_);
+    if (attention_ == AttentionKind::tensor_core)
+      attention_backward_tensor_core(cublas_, dqkv_.get(), datty_.get(), qkv_.get() + L * 3 * btc, probs_.get() + L * rows * T,
+                                     tensor_core_scratch(), B, T, C, NH, stream_);
+    else
+      attention_backward(dqkv_.get(), attention_scratch_.get(), datty_.get(), qkv_.get() + L * 3 * btc, atty_.get() + L * btc,
+                         lse_.get() + L * rows, B, T, C, NH, stream_);
     matmul_backward(cublas_, dln_.get(), CUDA_R_32F, G + o.qkvw, G + o.qkvb, dqkv_.get(), ln1_.get() + L * btc, W + o.qkvw, ones_.get(), BT,
                     C, 3 * C, stream_);
     layernorm_backward(dresidual_.get(), G + o.ln1w, G + o.ln1b, dln_.get(), x, P + o.ln1w, ln1_mean_.get() + L * bt,
@@ -277,6 +295,8 @@ void CudaGpt::run_backward(const GradientReady& on_ready) {
   ready(layout_.embedding_range());
 }
 
-std::unique_ptr<Model> make_cuda_model(const GptConfig& config) { return std::make_unique<CudaGpt>(config); }
+std::unique_ptr<Model> make_cuda_model(const GptConfig& config, AttentionKind attention) {
+  return std::make_unique<CudaGpt>(config, attention);
+}
 
 }  // namespace gpudirect::train::cuda

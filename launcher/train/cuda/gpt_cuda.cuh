@@ -1,6 +1,7 @@
 // The CUDA model's class, shared by gpt_cuda.cu and cuda_backend.cu (which works on its device buffers).
 #pragma once
 
+#include "train/cuda/attention_kind.hpp"
 #include "train/cuda/cuda_check.cuh"
 #include "train/cuda/kernels.cuh"
 #include "train/model.hpp"
@@ -89,7 +90,7 @@ CudaGpt& as_cuda_model(Model& model);  // throws std::invalid_argument for anoth
 
 class CudaGpt final : public Model {
  public:
-  explicit CudaGpt(const GptConfig& config);
+  CudaGpt(const GptConfig& config, AttentionKind attention);
   ~CudaGpt() override;
 
   const GptConfig& config() const override { return config_; }
@@ -102,6 +103,7 @@ class CudaGpt final : public Model {
   float forward(std::span<const std::int32_t> inputs, std::span<const std::int32_t> targets) override;
 
   // For the trainer: the device buffers and the stream every kernel of the model runs on.
+  AttentionKind attention() const { return attention_; }
   float* device_parameters() const { return params_.get(); }
   float* device_gradients() const { return grads_.get(); }
   cudaStream_t stream() const { return stream_; }
@@ -116,8 +118,10 @@ class CudaGpt final : public Model {
   void run_forward(bool with_gradient, float dloss);
   void run_backward(const GradientReady& on_ready);
   float mean_loss();
+  TensorCoreScratch tensor_core_scratch() const;
 
   GptConfig config_;
+  AttentionKind attention_;
   ParameterLayout layout_;
   cudaStream_t stream_{};
   cublasHandle_t cublas_{};
@@ -134,6 +138,9 @@ class CudaGpt final : public Model {
   // Scratch: a branch's fp32 output before the residual add, and backward's buffers reused per layer.
   DeviceArray<float> branch_, dresidual_, dln_, attention_scratch_;
   DeviceArray<bf16> dresidual_bf16_, datty_, dqkv_, dfch_gelu_, dfch_, ones_;
+  // The tensor-core attention's (empty for the reference): probabilities per layer, and its scratch.
+  DeviceArray<bf16> probs_, dscores_, qkv_heads_, dqkv_heads_, heads_;
+  DeviceArray<float> scores_;
   PinnedArray<float> host_losses_;
 };
 

@@ -46,6 +46,21 @@ void attention_forward(bf16* out, float* lse, const bf16* qkv, int B, int T, int
 void attention_backward(bf16* dqkv, float* scratch, const bf16* dout, const bf16* qkv, const bf16* out, const float* lse, int B, int T,
                         int C, int NH, cudaStream_t stream);
 
+// attention_tensor_core.cu (`--attention tensor-core`): the same attention as cuBLAS strided-batched
+// GEMMs and a fused causal softmax. Forward writes out and the bf16 probabilities probs[B, NH, T, T]
+// (kept for backward); backward overwrites dqkv. Both use the scratch below (sizes: memory_plan.cpp).
+struct TensorCoreScratch {
+  bf16* qkv_heads = nullptr;   // q | k | v head-major, 3 x [B, NH, T, hs]
+  bf16* dqkv_heads = nullptr;  // dq | dk | dv head-major
+  bf16* heads = nullptr;       // out (forward) or dout (backward) head-major, [B, NH, T, hs]
+  float* scores = nullptr;     // raw scores (forward), dprobs (backward): fp32 [B, NH, T, T]
+  bf16* dscores = nullptr;     // gradient of the raw scores, [B, NH, T, T]
+};
+void attention_forward_tensor_core(cublasHandle_t handle, bf16* out, bf16* probs, const bf16* qkv, const TensorCoreScratch& scratch, int B,
+                                   int T, int C, int NH, cudaStream_t stream);
+void attention_backward_tensor_core(cublasHandle_t handle, bf16* dqkv, const bf16* dout, const bf16* qkv, const bf16* probs,
+                                    const TensorCoreScratch& scratch, int B, int T, int C, int NH, cudaStream_t stream);
+
 // elementwise.cu
 void gelu_forward(bf16* out, const bf16* inp, std::size_t n, cudaStream_t stream);
 void gelu_backward(bf16* dinp, const bf16* inp, const bf16* dout, std::size_t n, cudaStream_t stream);  // dinp overwritten

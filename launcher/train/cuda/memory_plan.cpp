@@ -9,7 +9,7 @@
 
 namespace gpudirect::train::cuda {
 
-ModelBufferSizes model_buffer_sizes(const GptConfig& config) {
+ModelBufferSizes model_buffer_sizes(const GptConfig& config, AttentionKind attention) {
   const std::size_t L = static_cast<std::size_t>(config.layers), C = static_cast<std::size_t>(config.width);
   const std::size_t BT = static_cast<std::size_t>(config.micro_batch) * static_cast<std::size_t>(config.seq_len);
   const std::size_t BTC = BT * C, V = static_cast<std::size_t>(config.vocab);
@@ -22,7 +22,6 @@ ModelBufferSizes model_buffer_sizes(const GptConfig& config) {
   n.encoded = BTC;
   n.res2 = n.res3 = L * BTC;
   n.ln1_mean = n.ln1_rstd = n.ln2_mean = n.ln2_rstd = L * BT;
-  n.lse = L * rows;
   n.lnf_mean = n.lnf_rstd = n.losses = BT;
   n.logits = n.dlogits = BT * V;
   n.ln1 = n.atty = n.ln2 = L * BTC;
@@ -30,7 +29,16 @@ ModelBufferSizes model_buffer_sizes(const GptConfig& config) {
   n.fch = n.fch_gelu = L * 4 * BTC;
   n.lnf = BTC;
   n.branch = n.dresidual = n.dln = BTC;
-  n.attention_scratch = rows;
+  if (attention == AttentionKind::tensor_core) {
+    const std::size_t scores = rows * static_cast<std::size_t>(config.seq_len);  // B x NH x T x T
+    n.probs = L * scores;
+    n.scores = n.dscores = scores;
+    n.qkv_heads = n.dqkv_heads = 3 * BTC;
+    n.heads = BTC;
+  } else {
+    n.lse = L * rows;
+    n.attention_scratch = rows;
+  }
   n.dresidual_bf16 = n.datty = BTC;
   n.dqkv = 3 * BTC;
   n.dfch_gelu = n.dfch = 4 * BTC;
@@ -38,8 +46,8 @@ ModelBufferSizes model_buffer_sizes(const GptConfig& config) {
   return n;
 }
 
-MemoryPlan plan_memory(const GptConfig& config, const TrainSettings& settings, int world) {
-  const ModelBufferSizes n = model_buffer_sizes(config);
+MemoryPlan plan_memory(const GptConfig& config, const TrainSettings& settings, int world, AttentionKind attention) {
+  const ModelBufferSizes n = model_buffer_sizes(config, attention);
   constexpr std::uint64_t f32 = 4, bf16 = 2, i32 = 4;
   MemoryPlan plan;
   plan.weights = f32 * n.params + bf16 * n.weights;
@@ -47,7 +55,8 @@ MemoryPlan plan_memory(const GptConfig& config, const TrainSettings& settings, i
   plan.activations = f32 * (n.encoded + n.res2 + n.res3 + n.ln1_mean + n.ln1_rstd + n.ln2_mean + n.ln2_rstd + n.lse + n.lnf_mean +
                             n.lnf_rstd + n.losses + n.branch + n.dresidual + n.dln + n.attention_scratch) +
                      bf16 * (n.ln1 + n.qkv + n.atty + n.ln2 + n.fch + n.fch_gelu + n.lnf + n.dresidual_bf16 + n.datty + n.dqkv +
-                             n.dfch_gelu + n.dfch + n.ones);
+                             n.dfch_gelu + n.dfch + n.ones + n.qkv_heads + n.dqkv_heads + n.heads);
+  plan.scores = bf16 * (n.probs + n.dscores) + f32 * n.scores;
   plan.logits = f32 * n.logits + bf16 * n.dlogits;
   plan.other = i32 * (n.inputs + n.targets + n.group_tokens + n.group_offsets + n.group_positions) + 8 * (kSumOfSquaresPartials + 1) +
                kHostValueScratchBytes;
@@ -77,9 +86,10 @@ std::string describe(const MemoryPlan& plan) {
   char line[512];
   std::snprintf(line, sizeof line,
                 "memory plan per GPU: weights %.2f GiB (fp32 + bf16), gradients %.2f, AdamW moments %.2f, ZeRO-1 staging %.2f, "
-                "activations %.2f, logits %.2f, other %.2f; total %.2f GiB, plus %.0f GiB left for CUDA, cuBLAS and NCCL",
+                "activations %.2f, attention scores %.2f, logits %.2f, other %.2f; total %.2f GiB, plus %.0f GiB left for CUDA, cuBLAS and "
+                "NCCL",
                 gib(plan.weights), gib(plan.gradients), gib(plan.optimizer), gib(plan.zero1_staging), gib(plan.activations),
-                gib(plan.logits), gib(plan.other), gib(plan.total()), gib(kRuntimeReserveBytes));
+                gib(plan.scores), gib(plan.logits), gib(plan.other), gib(plan.total()), gib(kRuntimeReserveBytes));
   return line;
 }
 
@@ -88,10 +98,11 @@ std::string does_not_fit(const MemoryPlan& plan, std::uint64_t available, const 
   char line[512];
   std::snprintf(line, sizeof line,
                 "the run needs %.2f GiB per GPU (%.2f by the memory plan + %.0f for CUDA, cuBLAS and NCCL) and the GPU has "
-                "%.2f GiB free; activations and logits take %.2f GiB at micro-batch %d: lower --micro-batch (use --grad-accum "
+                "%.2f GiB free; activations%s and logits take %.2f GiB at micro-batch %d: lower --micro-batch (use --grad-accum "
                 "for the same batch)%s",
                 gib(plan.total() + kRuntimeReserveBytes), gib(plan.total()), gib(kRuntimeReserveBytes), gib(available),
-                gib(plan.activations + plan.logits), config.micro_batch, zero1 ? "" : ", or shard the AdamW state with --zero1");
+                plan.scores > 0 ? ", attention scores" : "", gib(plan.activations + plan.scores + plan.logits), config.micro_batch,
+                zero1 ? "" : ", or shard the AdamW state with --zero1");
   return line;
 }
 

@@ -3,6 +3,7 @@
 // CudaGpt allocates exactly model_buffer_sizes(), so the plan and the allocation cannot drift apart.
 #pragma once
 
+#include "train/cuda/attention_kind.hpp"
 #include "train/gpt_config.hpp"
 #include "train/train_settings.hpp"
 
@@ -20,11 +21,15 @@ struct ModelBufferSizes {
   // bf16
   std::size_t weights = 0, ln1 = 0, qkv = 0, atty = 0, ln2 = 0, fch = 0, fch_gelu = 0, lnf = 0, dlogits = 0, dresidual_bf16 = 0, datty = 0,
               dqkv = 0, dfch_gelu = 0, dfch = 0, ones = 0;
+  // The tensor-core attention only (0 for the reference, which keeps lse and attention_scratch
+  // instead): bf16 probabilities of every layer and the fp32 and bf16 score scratch, B x NH x T x T
+  // each; the head-major copies (kernels.cuh: TensorCoreScratch), bf16.
+  std::size_t probs = 0, scores = 0, dscores = 0, qkv_heads = 0, dqkv_heads = 0, heads = 0;
   // int32
   std::size_t inputs = 0, targets = 0, group_tokens = 0, group_offsets = 0, group_positions = 0;
 };
 
-ModelBufferSizes model_buffer_sizes(const GptConfig& config);
+ModelBufferSizes model_buffer_sizes(const GptConfig& config, AttentionKind attention = AttentionKind::reference);
 
 // Bytes per GPU, by what they hold.
 struct MemoryPlan {
@@ -33,13 +38,16 @@ struct MemoryPlan {
   std::uint64_t optimizer = 0;      // AdamW moments: this rank's shard under ZeRO-1, else all
   std::uint64_t zero1_staging = 0;  // ZeRO-1's padded bucket buffer (the largest bucket)
   std::uint64_t activations = 0;    // saved for backward, and backward's scratch
+  std::uint64_t scores = 0;         // tensor-core attention: B x NH x T x T probabilities per layer, and its score scratch
   std::uint64_t logits = 0;         // fp32 logits and bf16 dlogits, B x T x V
   std::uint64_t other = 0;          // tokens, the gradient-norm partials, the host-value scratch
-  std::uint64_t total() const { return weights + gradients + optimizer + zero1_staging + activations + logits + other; }
+  std::uint64_t total() const { return weights + gradients + optimizer + zero1_staging + activations + scores + logits + other; }
 };
 
-// world: ranks sharing the ZeRO-1 state; settings decide ZeRO-1 and the bucket sizes.
-MemoryPlan plan_memory(const GptConfig& config, const TrainSettings& settings, int world);
+// world: ranks sharing the ZeRO-1 state; settings decide ZeRO-1 and the bucket sizes; attention, the
+// attention's buffers.
+MemoryPlan plan_memory(const GptConfig& config, const TrainSettings& settings, int world,
+                       AttentionKind attention = AttentionKind::reference);
 
 // The backend's small buffers: the gradient norm's partial sums (one double per block of its fixed
 // grid) and the device scratch that small host values travel through (NCCL moves device memory).
