@@ -195,6 +195,7 @@ std::vector<EnvAction> render_profile(const Topology& topology, const NodePlan& 
                              {"TASK_EFA_DEVICES", join(names.efa)},
                              {"LIB_DIR", lib_dir},
                              {"GIB_MACHINE", machine.name},
+                             {"GIB_IMAGE", gib_image_machine(machine)},
                              {"SLURM_JOB_ID", env_or(input.env, "SLURM_JOB_ID")},
                              {"TASK_GPUS", join(gpu_ids)}};
   const std::string profile_name = profile_name_for(input.config, setup.mode);
