@@ -2,6 +2,7 @@
 // tools read it (JSON with the same content).
 #pragma once
 
+#include "health/block_topology.hpp"
 #include "health/sweep_run.hpp"
 #include "health/threshold.hpp"
 #include "health/verdicts.hpp"
@@ -20,6 +21,7 @@ struct SweepResult {
   std::string machine_type;                                 // --machine-type, empty when not given
   std::vector<std::pair<std::string, std::string>> drains;  // bad node -> reason
   long long timestamp = 0;                                  // Unix seconds when the sweep ended
+  std::vector<Block> blocks;                                // Slurm's block topology; empty without one
 };
 
 // "node2 0.41 GB/s, node3 timed out" for one node's pairs.
