@@ -153,7 +153,7 @@ void check_mode_has_nics(Mode mode, const NicNames& names, const Fail& fail) {
         "use --gpu-direct=tcpxo/tcpx on Google A3 nodes, or off");
   if (mode == Mode::gib && names.ib.empty())
     throw fail(
-        "--gpu-direct=gib needs the RoCE NICs next to the task's GPUs (A3 Ultra, A4: one per GPU), and none has an "
+        "--gpu-direct=gib needs the RoCE NICs next to the task's GPUs (A3 Ultra, A4, A4X: one per GPU), and none has an "
         "RDMA device here: check the NICs' driver (ibv_devices lists them), use --gpu-direct=tcpxo/tcpx on A3 "
         "Mega/High nodes, or off");
 }
