@@ -3,7 +3,8 @@
 # each node in its own network + UTS namespace (hostname nodeN) with the interface names of a
 # Google A3 Mega node (control NIC enp0s12, data NICs enp6s0 ... enp142s0), or with --machine
 # a3ultra of an A3 Ultra / A4 node (gVNICs enp0s19 and enp192s20, RoCE netdevs gpu0rdma0 ...
-# gpu7rdma0), and 8 fake GPUs through gres. Everything lives under one directory and `down` removes every trace.
+# gpu7rdma0), or with --machine a4x of an A4X node (enp0s3, enp192s2, gpu0rdma0 ... gpu3rdma0), and
+# 8 fake GPUs through gres (A4X: 4). Everything lives under one directory and `down` removes every trace.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -25,6 +26,7 @@ BRIDGE=gdbr0
 DATA_BRIDGE=gddata0
 CTL_NET=10.99.0
 MACHINE=a3mega
+GPUS_PER_NODE=8
 CPUS_PER_NODE=16  # more than the machine has (SlurmdParameters=config_overrides): 8 tasks per node fit
 
 usage() {
@@ -59,6 +61,8 @@ Options:
   --machine NAME        the nodes' interface names: a3mega (enp0s12; enp6s0 ... enp142s0, the
                         default) or a3ultra (A3 Ultra and A4: enp0s19, enp192s20; gpu0rdma0 ...
                         gpu7rdma0; veths only, no RDMA devices: give the plugin a topology file)
+                        or a4x (a4x-highgpu-4g: enp0s3, enp192s2; gpu0rdma0 ... gpu3rdma0; 4 fake
+                        GPUs per node; tests/fixtures/a4x-highgpu-4g.xml is its topology file)
   --no-netns            run every slurmd on localhost with its own port instead of in a namespace
                         (tasks then share this machine's hostname and interfaces)
   -h, --help            this help
@@ -80,7 +84,7 @@ parse_options() {
       --prolog) PROLOG=${2:?--prolog needs a path}; shift 2 ;;
       --epilog) EPILOG=${2:?--epilog needs a path}; shift 2 ;;
       --node-private) NODE_PRIVATE=${2:?--node-private needs a directory}; shift 2 ;;
-      --machine) MACHINE=${2:?--machine needs a3mega or a3ultra}; shift 2 ;;
+      --machine) MACHINE=${2:?--machine needs a3mega, a3ultra or a4x}; shift 2 ;;
       --no-netns) NETNS=0; shift ;;
       --constrain-devices) CONSTRAIN_DEVICES=1; shift ;;
       --slurm-gcp) SLURM_GCP=1; CONSTRAIN_DEVICES=1; shift ;;
@@ -94,7 +98,8 @@ parse_options() {
   case "$MACHINE" in
     a3mega) CTRL_NIC=enp0s12; HOST_NICS=(); DATA_NICS=(enp6s0 enp7s0 enp13s0 enp14s0 enp134s0 enp135s0 enp141s0 enp142s0) ;;
     a3ultra) CTRL_NIC=enp0s19; HOST_NICS=(enp192s20); DATA_NICS=(gpu0rdma0 gpu1rdma0 gpu2rdma0 gpu3rdma0 gpu4rdma0 gpu5rdma0 gpu6rdma0 gpu7rdma0) ;;
-    *) die "--machine must be a3mega or a3ultra, not '$MACHINE'" ;;
+    a4x) CTRL_NIC=enp0s3; HOST_NICS=(enp192s2); DATA_NICS=(gpu0rdma0 gpu1rdma0 gpu2rdma0 gpu3rdma0); GPUS_PER_NODE=4 ;;
+    *) die "--machine must be a3mega, a3ultra or a4x, not '$MACHINE'" ;;
   esac
   [ "$MACHINE" = a3mega ] || [ "$NETNS" = 1 ] || die "--machine $MACHINE needs the nodes' own namespaces (drop --no-netns)"
   [ -z "$PLUGIN" ] || [ -f "$PLUGIN" ] || die "plugin $PLUGIN does not exist (build it: cmake --preset release && cmake --build --preset release)"
@@ -141,8 +146,8 @@ task_plugins() {
 write_config() {
   mkdir -p "$DIR"/{etc,state,spool,log,run,munge,dev}
   chmod 755 "$DIR" "$DIR/munge"
-  for i in 0 1 2 3 4 5 6 7; do
-    rm -f "$DIR/dev/nvidia$i"
+  rm -f "$DIR"/dev/nvidia[0-9]
+  for ((i = 0; i < GPUS_PER_NODE; i++)); do
     # The devices cgroup allows and denies by major:minor: each fake GPU needs its own numbers.
     if [ "$CONSTRAIN_DEVICES" = 1 ]; then mknod "$DIR/dev/nvidia$i" c 195 "$i"; else ln -s /dev/null "$DIR/dev/nvidia$i"; fi
   done
@@ -193,9 +198,9 @@ EOF
   local i
   for i in $(seq 1 "$NODES"); do
     if [ "$NETNS" = 1 ]; then
-      echo "NodeName=$(node_name "$i") NodeAddr=$CTL_NET.$((10 + i)) CPUs=$CPUS_PER_NODE Boards=1 SocketsPerBoard=2 CoresPerSocket=$((CPUS_PER_NODE / 2)) ThreadsPerCore=1 RealMemory=1000 Gres=gpu:8 State=UNKNOWN" >>"$CONF"
+      echo "NodeName=$(node_name "$i") NodeAddr=$CTL_NET.$((10 + i)) CPUs=$CPUS_PER_NODE Boards=1 SocketsPerBoard=2 CoresPerSocket=$((CPUS_PER_NODE / 2)) ThreadsPerCore=1 RealMemory=1000 Gres=gpu:$GPUS_PER_NODE State=UNKNOWN" >>"$CONF"
     else
-      echo "NodeName=$(node_name "$i") NodeHostname=$host NodeAddr=127.0.0.1 Port=$((SLURMD_PORT + 100 + i)) CPUs=$CPUS_PER_NODE Boards=1 SocketsPerBoard=2 CoresPerSocket=$((CPUS_PER_NODE / 2)) ThreadsPerCore=1 RealMemory=1000 Gres=gpu:8 State=UNKNOWN" >>"$CONF"
+      echo "NodeName=$(node_name "$i") NodeHostname=$host NodeAddr=127.0.0.1 Port=$((SLURMD_PORT + 100 + i)) CPUs=$CPUS_PER_NODE Boards=1 SocketsPerBoard=2 CoresPerSocket=$((CPUS_PER_NODE / 2)) ThreadsPerCore=1 RealMemory=1000 Gres=gpu:$GPUS_PER_NODE State=UNKNOWN" >>"$CONF"
     fi
   done
   echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP" >>"$CONF"
@@ -203,7 +208,7 @@ EOF
     for i in $(seq 1 "$NODES"); do echo "$CTL_NET.$((10 + i)) $(node_name "$i")"; done; } >"$DIR/etc/hosts"
   cat >"$DIR/etc/gres.conf" <<EOF
 AutoDetect=off
-Name=gpu File=$DIR/dev/nvidia[0-7]
+Name=gpu File=$DIR/dev/nvidia[0-$((GPUS_PER_NODE - 1))]
 EOF
   cat >"$DIR/etc/cgroup.conf" <<EOF
 CgroupPlugin=cgroup/v1
@@ -317,7 +322,7 @@ cmd_up() {
   need_root; need_tools
   local started=$SECONDS
   stop_all
-  say "config in $DIR/etc (nodes: $NODES, $([ "$NETNS" = 1 ] && echo "network namespaces" || echo "localhost ports"), 8 fake GPUs each)"
+  say "config in $DIR/etc (nodes: $NODES, $([ "$NETNS" = 1 ] && echo "network namespaces" || echo "localhost ports"), $GPUS_PER_NODE fake GPUs each)"
   write_config
   [ -n "$PLUGIN" ] && say "plugstack.conf: required $PLUGIN $PLUGIN_ARGS"
   start_munge

@@ -97,7 +97,7 @@ const std::vector<std::string>& mount_placeholders() {
 const std::vector<std::string>& known_placeholders() {
   static const std::vector<std::string> names{"TASK_NICS",         "DATA_NICS",    "CTRL_NIC",         "HOST_NICS",
                                               "TASK_RDMA_DEVICES", "TASK_IB_HCAS", "TASK_EFA_DEVICES", "LIB_DIR",
-                                              "GIB_MACHINE",       "SLURM_JOB_ID", "TASK_GPUS"};
+                                              "GIB_MACHINE",       "GIB_IMAGE",    "SLURM_JOB_ID",     "TASK_GPUS"};
   return names;
 }
 

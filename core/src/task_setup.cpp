@@ -153,7 +153,7 @@ void check_mode_has_nics(Mode mode, const NicNames& names, const Fail& fail) {
         "use --gpu-direct=tcpxo/tcpx on Google A3 nodes, or off");
   if (mode == Mode::gib && names.ib.empty())
     throw fail(
-        "--gpu-direct=gib needs the RoCE NICs next to the task's GPUs (A3 Ultra, A4: one per GPU), and none has an "
+        "--gpu-direct=gib needs the RoCE NICs next to the task's GPUs (A3 Ultra, A4, A4X: one per GPU), and none has an "
         "RDMA device here: check the NICs' driver (ibv_devices lists them), use --gpu-direct=tcpxo/tcpx on A3 "
         "Mega/High nodes, or off");
 }
@@ -195,6 +195,7 @@ std::vector<EnvAction> render_profile(const Topology& topology, const NodePlan& 
                              {"TASK_EFA_DEVICES", join(names.efa)},
                              {"LIB_DIR", lib_dir},
                              {"GIB_MACHINE", machine.name},
+                             {"GIB_IMAGE", gib_image_machine(machine)},
                              {"SLURM_JOB_ID", env_or(input.env, "SLURM_JOB_ID")},
                              {"TASK_GPUS", join(gpu_ids)}};
   const std::string profile_name = profile_name_for(input.config, setup.mode);

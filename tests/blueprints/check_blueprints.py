@@ -10,11 +10,15 @@
   roots and compared file by file), including the gpudirect-rxdm that the controller's
   prolog/epilog run, with the rxdm_ready= path of the blueprint;
 - TCPXO/TCPX blueprints: the controller uses the long-prolog slurm.conf and runs gpudirect-rxdm;
-  gIB blueprints (A3 Ultra, A4, partition default gib): no prolog/epilog, no rxdm_ready=, no
-  /etc/profile.d hook, nccl-gib installed at the blueprint's held version, the 8-subnet RoCE
-  network and the second gVNIC attached to the GPU nodes;
-- the image starts from a public slurm-gcp image family, and no blueprint file carries a copyright
-  header (every line is the project's own);
+  gIB blueprints (A3 Ultra, A4, A4X, partition default gib): no rxdm_ready=, no /etc/profile.d
+  hook, nccl-gib installed at the blueprint's held version, the RoCE network (8 subnets, A4X 4) and
+  the second gVNIC attached to the GPU nodes; A3 Ultra / A4: no prolog/epilog; A4X: the IMEX
+  prolog/epilog (slurm-gcp's, at the held release), SwitchType=switch/nvidia_imex, PrologFlags
+  with Alloc, and the nodeset's accelerator_topology 1x72 with its reservation (slurm-gcp's
+  18-VM blocks);
+- the image starts from a public slurm-gcp image family (A4X, arm64: Google's public arm64
+  accelerator image with Slurm from slurm-gcp's playbook at the held release), and no blueprint
+  file carries a copyright header (every line is the project's own);
 - the node prerequisites scripts: A3 Mega's slurmd wait (no aperture device: no wait; device with an
   empty /dev/aperture_devices: fails; populated: starts), A3 High's RxDM topology file (4 NICs,
   2 GPUs each, the path gpudirect-rxdm reads) and the gIB check (plugin missing: fails, naming it;
@@ -157,6 +161,7 @@ def check_blueprint(path, modules, embedded):
                                              variables)) if partition else []
     default = partition_words[partition_words.index("--default") + 1] if "--default" in partition_words[:-1] else ""
     gib = default == "gib"
+    imex = any(str(m.get("settings", {}).get("machine_type", "")) == "a4x-highgpu-4g" for m in all_modules)
 
     controller = [m for m in all_modules if module_path(m["source"]).endswith("schedmd-slurm-gcp-v6-controller")]
     check(f"{name}: one Slurm controller", len(controller) == 1)
@@ -166,7 +171,10 @@ def check_blueprint(path, modules, embedded):
     prolog = " ".join(s.get("content", "") for s in settings.get("prolog_scripts", []))
     epilog = " ".join(s.get("content", "") for s in settings.get("epilog_scripts", []))
     rxdm = "/usr/libexec/gpudirect-slurm/gpudirect-rxdm"
-    if gib:
+    if gib and imex:
+        check_imex_controller(name, blueprint, settings, prolog, epilog, variables)
+        check_gib_blueprint(name, blueprint, all_modules, variables)
+    elif gib:
         check(f"{name}: gIB needs no per-job daemon: the controller has no prolog or epilog",
               not settings.get("prolog_scripts") and not settings.get("epilog_scripts") and "rxdm" not in text_of(blueprint))
         check_gib_blueprint(name, blueprint, all_modules, variables)
@@ -178,8 +186,25 @@ def check_blueprint(path, modules, embedded):
 
     image = [m for m in all_modules if module_path(m["source"]) == "modules/packer/custom-image"]
     family = substitute(str(image[0].get("settings", {}).get("source_image_family", "")), variables) if image else ""
-    check(f"{name}: the image starts from a public slurm-gcp image family ({family})",
-          family.startswith("slurm-gcp-") and variables.get("slurm_image_project") == "schedmd-slurm-public")
+    if imex:
+        # No slurm-gcp image is published for arm64: Google's arm64 accelerator image, Slurm from
+        # slurm-gcp's playbook at the held release.
+        runners = [r for m in all_modules for r in m.get("settings", {}).get("runners", []) or []]
+        slurm = [r for r in runners if "ansible-pull" in str(r.get("content", ""))]
+        ref = str(variables.get("slurm_gcp_ref", ""))
+        check(f"{name}: the arm64 image starts from Google's public arm64 accelerator image ({family}) and gets Slurm from "
+              f"slurm-gcp's playbook at the held release slurm_gcp_ref ({ref})",
+              "arm64" in family and variables.get("base_image_project") == "ubuntu-os-accelerator-images" and len(slurm) == 1
+              and "GoogleCloudPlatform/slurm-gcp -C $(vars.slurm_gcp_ref)" in slurm[0]["content"]
+              and re.fullmatch(r"\d+\.\d+\.\d+", ref), slurm)
+        check(f"{name}: the image build, login and controller machines are arm64 (c4a), to build and boot the arm64 image",
+              all(str(m.get("settings", {}).get("machine_type", "")).startswith("c4a-") for m in all_modules
+                  if module_path(m["source"]) in ("modules/packer/custom-image",
+                                                  "community/modules/scheduler/schedmd-slurm-gcp-v6-login",
+                                                  "community/modules/scheduler/schedmd-slurm-gcp-v6-controller")))
+    else:
+        check(f"{name}: the image starts from a public slurm-gcp image family ({family})",
+              family.startswith("slurm-gcp-") and variables.get("slurm_image_project") == "schedmd-slurm-public")
     with open(path) as f:
         text = f.read()
     check(f"{name}: no copyright header or copied-text marker", not re.search(r"(?i)copyright|verbatim", text))
@@ -228,8 +253,26 @@ def text_of(node):
     return "\n".join(strings(node))
 
 
+def check_imex_controller(name, blueprint, settings, prolog, epilog, variables):
+    """A4X: IMEX for every job, from Slurm (the channel) and slurm-gcp's prolog/epilog (the service)."""
+    imex_dir = "/usr/libexec/gpudirect-slurm/imex"
+    prep = open(os.path.join(BLUEPRINTS, "files", "a4x-imex-node-prep.sh")).read()
+    prep_dir = re.search(r"^IMEX_DIR=\$\{IMEX_DIR:-(\S+)\}", prep, re.M)
+    check(f"{name}: the controller's prolog and epilog run the IMEX scripts where a4x-imex-node-prep.sh installs them",
+          f"exec {imex_dir}/imex_prolog" in prolog and f"exec {imex_dir}/imex_epilog" in epilog
+          and prep_dir is not None and prep_dir.group(1) == imex_dir and "rxdm" not in text_of(blueprint), (prolog, epilog))
+    cloud = settings.get("cloud_parameters", {}) or {}
+    check(f"{name}: SwitchType=switch/nvidia_imex (a channel per job) and PrologFlags with Alloc (the prolog on every node)",
+          cloud.get("switch_type") == "switch/nvidia_imex" and "Alloc" in str(cloud.get("prolog_flags", "")).split(","), cloud)
+    runners = [r for g in blueprint["deployment_groups"] for m in g["modules"] for r in m.get("settings", {}).get("runners", []) or []]
+    imex_prep = [r for r in runners if 'ghpc_stage("files/a4x-imex-node-prep.sh")' in str(r.get("source", ""))]
+    check(f"{name}: the image installs the IMEX prolog/epilog at the held slurm-gcp release",
+          len(imex_prep) == 1 and substitute(str(imex_prep[0].get("args", "")), variables).split() == ["install", str(variables.get("slurm_gcp_ref"))],
+          imex_prep)
+
+
 def check_gib_blueprint(name, blueprint, all_modules, variables):
-    """A3 Ultra / A4: what gIB needs from the deployment, and what the plugin replaces."""
+    """A3 Ultra / A4 / A4X: what gIB needs from the deployment, and what the plugin replaces."""
     text = text_of(blueprint)
     check(f"{name}: no /etc/profile.d hook (the plugin gives gIB's environment per job)", "profile.d" not in text)
     runners = [r for m in all_modules for r in m.get("settings", {}).get("runners", []) or []]
@@ -239,22 +282,32 @@ def check_gib_blueprint(name, blueprint, all_modules, variables):
           len(prep) == 1 and substitute(str(prep[0].get("args", "")), variables).split() == ["install", version]
           and re.fullmatch(r"v\d+\.\d+\.\d+", version), prep)
     nodesets = [m for m in all_modules if module_path(m["source"]).endswith("schedmd-slurm-gcp-v6-nodeset")
-                and str(m.get("settings", {}).get("machine_type", "")) in ("a3-ultragpu-8g", "a4-highgpu-8g")]
-    check(f"{name}: one A3 Ultra or A4 nodeset", len(nodesets) == 1)
+                and str(m.get("settings", {}).get("machine_type", "")) in ("a3-ultragpu-8g", "a4-highgpu-8g", "a4x-highgpu-4g")]
+    check(f"{name}: one A3 Ultra, A4 or A4X nodeset", len(nodesets) == 1)
     if len(nodesets) != 1:
         return
     nodeset = nodesets[0]["settings"]
+    a4x = nodeset.get("machine_type") == "a4x-highgpu-4g"
+    gpu_nics = 4 if a4x else 8
     rdma = [m for m in all_modules if module_path(m["source"]) == "modules/network/gpu-rdma-vpc"]
     rdma_settings = rdma[0].get("settings", {}) if rdma else {}
-    check(f"{name}: one RoCE network of 8 subnets with the zone's vpc-roce profile",
-          len(rdma) == 1 and rdma_settings.get("subnetworks_template", {}).get("count") == 8
+    check(f"{name}: one RoCE network of {gpu_nics} subnets (one per GPU NIC) with the zone's vpc-roce profile",
+          len(rdma) == 1 and rdma_settings.get("subnetworks_template", {}).get("count") == gpu_nics
           and str(rdma_settings.get("network_profile", "")).endswith("$(vars.zone)-vpc-roce"))
     networks = str(nodeset.get("additional_networks", ""))
     check(f"{name}: the GPU nodes get the second gVNIC and the RoCE NICs",
           bool(rdma) and f"{rdma[0]['id']}.subnetwork_interfaces" in networks and 'nic_type="GVNIC"' in networks, networks)
     conf = nodeset.get("node_conf", {})
-    check(f"{name}: node_conf: 2 sockets x 56 cores x 2 threads (224 vCPUs)",
-          (conf.get("SocketsPerBoard"), conf.get("CoresPerSocket"), conf.get("ThreadsPerCore")) == (2, 56, 2), conf)
+    if a4x:
+        check(f"{name}: node_conf: 2 Grace sockets x 70 cores x 1 thread (140 vCPUs)",
+              (conf.get("SocketsPerBoard"), conf.get("CoresPerSocket"), conf.get("ThreadsPerCore")) == (2, 70, 1), conf)
+        # slurm-gcp writes topology/block (18-VM blocks) for a nodeset with accelerator_topology 1x72
+        # and a reservation, on Slurm >= 25.05.
+        check(f"{name}: the nodeset has accelerator_topology 1x72 and a reservation (slurm-gcp's 18-VM blocks)",
+              nodeset.get("accelerator_topology") == "1x72" and "$(vars." in str(nodeset.get("reservation_name", "")), nodeset)
+    else:
+        check(f"{name}: node_conf: 2 sockets x 56 cores x 2 threads (224 vCPUs)",
+              (conf.get("SocketsPerBoard"), conf.get("CoresPerSocket"), conf.get("ThreadsPerCore")) == (2, 56, 2), conf)
 
 
 def run(cmd, env_extra, timeout=30):
@@ -329,16 +382,38 @@ def check_gib_prep():
               out.returncode == 0 and f"warning: {hook} exists" in out.stderr, out.stderr)
 
 
+def check_imex_prep():
+    prep = os.path.join(BLUEPRINTS, "files", "a4x-imex-node-prep.sh")
+    with tempfile.TemporaryDirectory() as root:
+        imex = os.path.join(root, "imex")
+        env = {"IMEX_DIR": imex}
+        out = run([prep, "check"], env)
+        check("a4x-imex-node-prep.sh check: no IMEX prolog: fails, naming the file",
+              out.returncode == 1 and f"{imex}/imex_prolog is missing" in out.stderr, out.stderr)
+        os.makedirs(imex)
+        for script in ("imex_prolog", "imex_epilog"):
+            with open(os.path.join(imex, script), "w") as f:
+                f.write("#!/bin/bash\n")
+            os.chmod(os.path.join(imex, script), 0o755)
+        out = run([prep, "check"], env)
+        check("a4x-imex-node-prep.sh check: prolog and epilog present: passes", out.returncode == 0 and not out.stderr, out.stderr)
+        os.chmod(os.path.join(imex, "imex_epilog"), 0o644)
+        out = run([prep, "check"], env)
+        check("a4x-imex-node-prep.sh check: an epilog that cannot run: fails, naming it",
+              out.returncode == 1 and "imex_epilog is missing or not executable" in out.stderr, out.stderr)
+
+
 def main():
     modules, embedded = toolkit_lists()
     found = sorted(f for f in os.listdir(BLUEPRINTS) if f.endswith("-blueprint.yaml"))
-    wanted = ["a3mega", "a3high", "a3ultra", "a4high"]
-    check("blueprints/: A3 Mega, A3 High, A3 Ultra and A4 blueprints",
+    wanted = ["a3mega", "a3high", "a3ultra", "a4high", "a4x"]
+    check("blueprints/: A3 Mega, A3 High, A3 Ultra, A4 and A4X blueprints",
           all(f"{w}-slurm-blueprint.yaml" in found for w in wanted), found)
     for f in found:
         check_blueprint(os.path.join(BLUEPRINTS, f), modules, embedded)
     check_node_prep()
     check_gib_prep()
+    check_imex_prep()
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "gpudirect/gib_machine.hpp"
+#include "gpudirect/network_profile.hpp"
 #include "gpudirect/task_setup.hpp"
 #include "gpudirect/topology_sources.hpp"
 #include "planned_fixture.hpp"
@@ -44,6 +45,7 @@ std::map<std::string, std::string> expected(const std::string& hca, const std::s
           {"NCCL_IB_TC", "52"},
           {"NCCL_IB_FIFO_TC", "84"},
           {"NCCL_TUNER_CONFIG_PATH", "/usr/local/gib/configs/tuner_config_" + machine + ".txtpb"},
+          {"GPUDIRECT_GIB_MACHINE", machine},
           {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"},
           {"GPUDIRECT_MODE", "gib"},
           {"GPUDIRECT_GPUS", std::to_string(gpu)},
@@ -138,7 +140,7 @@ TEST_CASE("gib on a machine whose GPUs name no tuner config: a clear error, or g
   in.hostname = "nd-3";
   CHECK_THROWS_WITH(plan_task(nd.topology, nd.plan, in),
                     Catch::Contains("on nd-3") && Catch::Contains("${GIB_MACHINE} is empty") &&
-                        Catch::Contains("the GPUs are 10de:2330, neither H200 (10de:2335, A3 Ultra) nor B200") &&
+                        Catch::Contains("the GPUs are 10de:2330, neither H200 (10de:2335, A3 Ultra), B200 (10de:2901, A4) nor GB200") &&
                         Catch::Contains("gib_machine=a4"));
   in.config.gib_machine = "a4";
   const auto env = apply_env(plan_task(nd.topology, nd.plan, in).env, {});
@@ -190,9 +192,61 @@ TEST_CASE("gib_machine from the GPUs' PCI device id", "[gib]") {
   Gpu unknown;
   t.gpus = {unknown};
   CHECK_THAT(gib_machine(t).why, Catch::Contains("does not give the GPUs' PCI device id"));
+  Gpu gb200;
+  gb200.device_id = 0x2941;
+  t.gpus = {gb200, gb200, gb200, gb200};
+  CHECK(gib_machine(t).name == "a4x");
   Gpu amd;
   amd.vendor = GpuVendor::amd;
   amd.device_id = 0x2335;  // the same number from another vendor is no H200
   t.gpus = {amd};
   CHECK(gib_machine(t).name.empty());
+}
+
+TEST_CASE("gib on A4X (GB200): the public values only, no x86 image values or tuner config", "[task_setup][gib]") {
+  // A4X's tuner config and NCCL_IB_* values are in no public source: the profile leaves them to gIB.
+  CHECK(gib_image_machine({"a4x", ""}).empty());
+  CHECK(gib_image_machine({"a4", ""}) == "a4");
+  CHECK(gib_image_machine({"", "unknown GPUs"}).empty());
+  const ProfileInputs node{{"LIB_DIR", "/usr/local/gib/lib64"}, {"HOST_NICS", "enp0s3,enp192s2"}, {"TASK_IB_HCAS", "mlx5_0"}};
+  const NetworkProfile gib = load_profile("gib", {GPUDIRECT_PROFILE_DIR});
+  ProfileInputs a4x = node;
+  a4x["GIB_MACHINE"] = "a4x";
+  a4x["GIB_IMAGE"] = gib_image_machine({"a4x", ""});
+  const auto env = apply_env(render(gib, a4x), {});
+  CHECK(env == std::map<std::string, std::string>{{"LD_LIBRARY_PATH", "/usr/local/gib/lib64"},
+                                                  {"NCCL_NET", "gIB"},
+                                                  {"NCCL_IB_HCA", "=mlx5_0"},
+                                                  {"NCCL_SOCKET_IFNAME", "enp0s3,enp192s2"},
+                                                  {"GPUDIRECT_GIB_MACHINE", "a4x"}});
+  ProfileInputs a4 = node;
+  a4["GIB_MACHINE"] = "a4";
+  a4["GIB_IMAGE"] = "a4";
+  CHECK(apply_env(render(gib, a4), {}).at("NCCL_IB_TC") == "52");
+}
+
+TEST_CASE("gib on the constructed A4X fixture: GPU 2 gets its own RoCE NIC, the second Grace, the host gVNICs", "[task_setup][gib]") {
+  for (const char* file : {"a4x-highgpu-4g.xml", "a4x-highgpu-4g.nccl.xml"}) {
+    INFO(file);
+    const Node node(file);
+    REQUIRE(node.topology.gpus.size() == 4);
+    CHECK(gib_machine(node.topology).name == "a4x");
+    TaskSetupInput in = task(Mode::gib, 2);
+    in.hostname = "a4x-0";
+    in.env["SLURM_LOCAL_TASKS"] = "4";
+    in.env["SLURM_GPUS_ON_NODE"] = "4";
+    in.allowed_cpus = CpuSet::range(0, 139);
+    const TaskSetup setup = plan_task(node.topology, node.plan, in);
+    const auto env = apply_env(setup.env, {{"LD_LIBRARY_PATH", "/usr/lib"}});
+    CHECK(env == std::map<std::string, std::string>{{"LD_LIBRARY_PATH", "/usr/local/gib/lib64:/usr/lib"},
+                                                    {"NCCL_NET", "gIB"},
+                                                    {"NCCL_IB_HCA", "=rocep148s0"},
+                                                    {"NCCL_SOCKET_IFNAME", "enp0s3,enp192s2"},
+                                                    {"GPUDIRECT_GIB_MACHINE", "a4x"},
+                                                    {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"},
+                                                    {"GPUDIRECT_MODE", "gib"},
+                                                    {"GPUDIRECT_GPUS", "2"},
+                                                    {"GPUDIRECT_NICS", "rocep148s0"},
+                                                    {"GPUDIRECT_CPUS", "70-139"}});
+  }
 }

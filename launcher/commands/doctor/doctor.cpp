@@ -6,6 +6,7 @@
 
 #include "bootstrap/launch_context.hpp"
 #include "doctor/container_check.hpp"
+#include "doctor/imex_check.hpp"
 #include "gpudirect/container_mounts.hpp"
 #include "gpudirect/mode_resolution.hpp"
 #include "gpudirect/gpu_selection.hpp"
@@ -54,6 +55,23 @@ std::string task_container_reason(const std::string& root) {
   const auto stepd_root = stepd ? root_mount_of("/proc", *stepd) : std::nullopt;
   const auto own = root == "/" ? root_mount_of("/proc", ::getpid()) : std::optional<RootMount>(RootMount{"stand-in", root});
   return container_reason(own, stepd_root, container_marker(root));
+}
+
+// Where the IMEX check looks for /proc/devices and the channel devices: "/", or a stand-in root in
+// tests (never set in production).
+std::string imex_root(const std::map<std::string, std::string>& env) {
+  const auto it = env.find("GPUDIRECT_TEST_IMEX_ROOT");
+  return it == env.end() || it->second.empty() ? std::string("/") : it->second;
+}
+
+int job_nodes(const std::map<std::string, std::string>& env) {
+  const auto it = env.find("SLURM_JOB_NUM_NODES");
+  if (it == env.end()) return 1;
+  try {
+    return std::stoi(it->second);
+  } catch (const std::exception&) {
+    return 1;
+  }
 }
 
 // The plugin planned from the step's GPUs it read in slurmstepd (GPUDIRECT_STEP_GPUS) and the doctor
@@ -198,6 +216,9 @@ int check_task(const Topology& topology, const NodePlan& plan, const PluginConfi
   // fall back to sockets without a word (without it): catch both before the job's NCCL does.
   const auto net_plugin = check_net_plugin(env);
   if (net_plugin && !net_plugin->problem.empty()) problems.push_back(net_plugin->problem);
+  // A multi-node job in an NVLink domain needs its IMEX channel (doctor/imex_check.hpp).
+  const ImexCheck imex = check_imex_channels(imex_root(env), host, job_nodes(env));
+  if (!imex.problem.empty()) problems.push_back(imex.problem);
   const CpuSet actual = CpuSet::of_this_thread();
   if (setup.set_affinity && !(actual == setup.binding.cpus))
     problems.push_back("CPU affinity is " + actual.to_list() + ", expected " + setup.binding.cpus.to_list());
@@ -228,12 +249,15 @@ int check_task(const Topology& topology, const NodePlan& plan, const PluginConfi
                        {"gpus", env.count("GPUDIRECT_GPUS") ? env.at("GPUDIRECT_GPUS") : ""},
                        {"nics", env.count("GPUDIRECT_NICS") ? env.at("GPUDIRECT_NICS") : ""},
                        {"cpus", actual.to_list()},
-                       {"net_plugin", net_plugin ? nlohmann::json(net_plugin->library) : nlohmann::json()}};
+                       {"net_plugin", net_plugin ? nlohmann::json(net_plugin->library) : nlohmann::json()},
+                       {"imex_channels", imex.applies ? nlohmann::json(imex.channels) : nlohmann::json()}};
   } else if (problems.empty()) {
-    std::printf("gpudirect doctor: %s: OK (mode %s, gpus %s, nics %s, cpus %s%s)\n", who.c_str(), env.at("GPUDIRECT_MODE").c_str(),
-                env.count("GPUDIRECT_GPUS") ? env.at("GPUDIRECT_GPUS").c_str() : "",
-                env.count("GPUDIRECT_NICS") ? env.at("GPUDIRECT_NICS").c_str() : "", actual.to_list().c_str(),
-                net_plugin ? (", net plugin " + net_plugin->library).c_str() : "");
+    std::printf(
+        "gpudirect doctor: %s: OK (mode %s, gpus %s, nics %s, cpus %s%s)\n", who.c_str(), env.at("GPUDIRECT_MODE").c_str(),
+        env.count("GPUDIRECT_GPUS") ? env.at("GPUDIRECT_GPUS").c_str() : "",
+        env.count("GPUDIRECT_NICS") ? env.at("GPUDIRECT_NICS").c_str() : "", actual.to_list().c_str(),
+        (std::string(net_plugin ? ", net plugin " + net_plugin->library : "") + (imex.applies ? ", IMEX " + join(imex.channels) : ""))
+            .c_str());
   } else {
     for (const auto& problem : problems) std::printf("gpudirect doctor: %s: MISMATCH: %s\n", who.c_str(), problem.c_str());
   }

@@ -50,6 +50,7 @@ struct HealthOptions {
   double median_factor = 0.7;
   std::string json, svg, metrics_file, work_dir;
   NodeCheckOptions node_check;
+  std::string block_topology;  // a topology.conf with BlockName= lines; "" = ask scontrol show topology
 };
 
 // What --node-check found before the pairs: the nodes that failed it (bad, left out of the pairs),
@@ -164,6 +165,28 @@ std::vector<std::vector<std::string>> as_batch(const std::vector<NodePair>& pair
   std::vector<std::vector<std::string>> batch;
   for (const auto& [a, b] : pairs) batch.push_back({a, b});
   return batch;
+}
+
+// Slurm's block topology (health/block_topology.hpp): from --block-topology FILE, else from
+// scontrol show topology. None (topology/tree, no topology plugin, an older scontrol): no blocks,
+// and the report has no block section.
+std::vector<Block> read_blocks(const HealthOptions& o) {
+  std::string text;
+  if (!o.block_topology.empty()) {
+    const auto file = read_text(o.block_topology);
+    if (!file) throw UsageError("cannot read --block-topology " + o.block_topology + " (give a topology.conf with BlockName= lines)");
+    text = *file;
+  } else {
+    const auto [status, output] = run_capture({"scontrol", "show", "topology"});
+    if (status != 0) return {};
+    text = output;
+  }
+  try {
+    return parse_block_topology(text);
+  } catch (const std::invalid_argument& e) {
+    progress(std::string("block topology ignored: ") + e.what());
+    return {};
+  }
 }
 
 std::string default_work_dir() {
@@ -308,6 +331,10 @@ int sweep_and_report(const HealthOptions& o, const std::string& work_dir, const 
     progress("no pair measured anything: when every job fails the same way the job options are more likely wrong than the nodes (first: " +
              sweep.runs().front().detail + "; logs in " + work_dir + ")");
   SweepResult result;
+  result.blocks = read_blocks(o);
+  if (!result.blocks.empty())
+    progress("block topology: " + std::to_string(result.blocks.size()) +
+             " blocks; pairs inside a block (NVLink) are reported apart from pairs across blocks (RoCE)");
   result.threshold = choose_threshold(given, o.machine_type, o.median_factor, sweep.runs());
   result.machine_type = o.machine_type;
   progress("threshold " + short_number(result.threshold.gbps) + " GB/s (" + result.threshold.source + ")");
@@ -445,6 +472,9 @@ void register_health(CLI::App& app, CommandContext& context) {
                    "without --threshold or --machine-type: a pair passes at or above this x the "
                    "median busbw of the first pass (default 0.7)")
       ->check(CLI::Range(0.01, 1.0));
+  health->add_option("--block-topology", o->block_topology,
+                     "a topology.conf with BlockName= lines (topology/block) instead of scontrol show topology: the report "
+                     "lists pairs inside a block (NVLink, e.g. an A4X NVL72 domain) apart from pairs across blocks (RoCE)");
   health->add_option("--json", o->json, "write nodes, verdicts, every run and the threshold as JSON to this file");
   health->add_option(
       "--svg", o->svg,

@@ -50,6 +50,7 @@ std::string report_table(const SweepResult& result) {
            (run.outcome == Outcome::measured ? (run.busbw >= result.threshold.gbps ? " ok" : " UNDER THRESHOLD") : "") +
            (run.detail.empty() ? "" : " (" + run.detail + ")") + "\n";
   }
+  out += block_pairs_report(result.blocks, result.runs);
   if (!result.drains.empty()) out += "# drain the bad nodes with:\n";
   for (const auto& [node, reason] : result.drains) {
     const auto comment = result.drain_comments.find(node);
@@ -68,6 +69,7 @@ nlohmann::json report_json(const SweepResult& result) {
                          {"passed", passes(run, result.threshold.gbps)}};
     if (run.outcome == Outcome::measured) entry["busbw"] = run.busbw;
     if (!run.detail.empty()) entry["detail"] = run.detail;
+    if (!result.blocks.empty() && run.nodes.size() == 2) entry["path"] = to_string(pair_path(result.blocks, run.nodes[0], run.nodes[1]));
     runs.push_back(std::move(entry));
   }
   nlohmann::json nodes = nlohmann::json::array();

@@ -2,6 +2,7 @@
 // tools read it (JSON with the same content).
 #pragma once
 
+#include "health/block_topology.hpp"
 #include "health/sweep_run.hpp"
 #include "health/threshold.hpp"
 #include "health/verdicts.hpp"
@@ -23,6 +24,7 @@ struct SweepResult {
   std::map<std::string, std::string> drain_comments;        // node -> the node's comment (check-node's findings)
   nlohmann::json fleet;                                     // --node-check: the nodes whose versions differ (fleet_versions.hpp)
   long long timestamp = 0;                                  // Unix seconds when the sweep ended
+  std::vector<Block> blocks;                                // Slurm's block topology; empty without one
 };
 
 // "node2 0.41 GB/s, node3 timed out" for one node's pairs.
