@@ -241,8 +241,11 @@ for release in ${releases//,/ }; do
       launcher_note="NO, though configure accepted it (log $logs/$suite-launcher-probe.log)"
       overall=1
     else
-      why=$(grep -m1 -o 'gpudirect-launch needs[^.]*' "$logs/$suite-launcher-probe.log" || true)
-      launcher_note="no: ${why:-configure failed without saying why (log $logs/$suite-launcher-probe.log)}"
+      # CMake's message, joined, cut to the toolchain it names (the packages it also names are
+      # simply not installed in a plugin-only root).
+      why=$(awk '/^CMake Error/ {f = 1; next} /^Call Stack/ {f = 0} f' "$logs/$suite-launcher-probe.log" | tr -s ' \n' ' ' |
+        sed -n 's/.*gpudirect-launch needs \(.*\): install them.*/\1/p' | grep -o '^.*GCC >= [0-9]* (this is [0-9.]*' || true)
+      launcher_note="no: ${why:+configure: needs $why)}${why:-configure failed without saying why (log $logs/$suite-launcher-probe.log)}"
       [ -n "$why" ] || overall=1
     fi
     say "$suite: gpudirect-launch: $launcher_note"
