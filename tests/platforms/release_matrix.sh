@@ -245,8 +245,12 @@ for release in ${releases//,/ }; do
       # simply not installed in a plugin-only root).
       why=$(awk '/^CMake Error/ {f = 1; next} /^Call Stack/ {f = 0} f' "$logs/$suite-launcher-probe.log" | tr -s ' \n' ' ' |
         sed -n 's/.*gpudirect-launch needs \(.*\): install them.*/\1/p' | grep -o '^.*GCC >= [0-9]* (this is [0-9.]*' || true)
-      launcher_note="no: ${why:+configure: needs $why)}${why:-configure failed without saying why (log $logs/$suite-launcher-probe.log)}"
-      [ -n "$why" ] || overall=1
+      if [ -n "$why" ]; then
+        launcher_note="no: configure says it needs $why)"
+      else
+        launcher_note="NO, and configure did not say why (log $logs/$suite-launcher-probe.log)"
+        overall=1
+      fi
     fi
     say "$suite: gpudirect-launch: $launcher_note"
   fi
