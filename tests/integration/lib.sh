@@ -30,6 +30,10 @@ else
   HAVE_LAUNCHER=1
 fi
 with_launcher() { [ "$HAVE_LAUNCHER" = 1 ]; }
+# slurm_at_least MAJOR.MINOR: the cluster's Slurm (this machine's slurmd) is that release or newer,
+# for the few checks whose right answer is Slurm's own behaviour and differs between releases.
+SLURM_VERSION=$(slurmd -V | awk '{print $2}')
+slurm_at_least() { [ "$(printf '%s\n%s\n' "$1" "$SLURM_VERSION" | sort -V | head -1)" = "$1" ]; }
 
 mkdir -p "$LIB_DIR"
 # Stands in for Google's TCPXO NCCL plugin: a library that loads and exports ncclNetPlugin_v8, as
