@@ -36,6 +36,7 @@ root_tarball_path() { echo "$ROOT_CACHE_DIR/debian-$(root_suite "$1")-minbase-sl
 #                  same file system, with UPPER.work beside it); nothing is ever written to LOWER.
 # Every mount is made inside the private mount namespace: when COMMAND ends (and with it the pid
 # namespace's first process, whose end kills every process left in it) nothing stays mounted.
+# Killing root_run's unshare kills the namespace too.
 root_run() {
   local net=host cgroups="" hostname="" overlay="" binds=()
   while [ $# -gt 0 ]; do
@@ -51,7 +52,9 @@ root_run() {
   done
   local root=$1; shift
   [ "${1-}" = -- ] && shift
-  local unshare=(unshare --mount --pid --fork --uts --ipc)
+  # --kill-child: if unshare is killed (the caller stopped), so is the namespace's first process,
+  # and with it every process in the namespace.
+  local unshare=(unshare --mount --pid --fork --kill-child --uts --ipc)
   [ "$net" = private ] && unshare+=(--net)
   local controllers=""
   if [ -n "$cgroups" ]; then
@@ -101,7 +104,15 @@ root_run() {
     cd /
     umount -l /.old-root
     rmdir /.old-root
-    exec env -i PATH="$ROOT_PATH" HOME=/root LANG=C.UTF-8 TERM=dumb "$@"' \
+    # This shell stays the namespace'"'"'s first process (pid 1), which inherits every orphan: daemons
+    # that fork away (munged, slurmctld, slurmd, slurmstepd) become its children when they exit,
+    # and bash reaps any child while it waits. A pid 1 that does not (COMMAND itself, or timeout)
+    # leaves them zombies that a step waiting for its processes to end can wait on for ever.
+    env -i PATH="$ROOT_PATH" HOME=/root LANG=C.UTF-8 TERM=dumb "$@" &
+    command=$!
+    status=0
+    wait "$command" || status=$?
+    exit "$status"' \
     root_run_inner "$root" "$overlay" "$net" "$controllers" "$hostname" "${binds[*]+"${binds[*]}"}" "$@"
 }
 export ROOT_PATH

@@ -101,8 +101,8 @@ mkdir -p "$logs"
 run_id=gpudirect-matrix-$$
 
 # Every root_run ends its namespaces (and every process and mount in them) when it returns; a root_run
-# still running when this script is stopped is killed here (unshare --kill-child is not in every
-# util-linux, so the whole process group). Left behind otherwise: the writable layers and cgroups.
+# still running when this script is stopped is killed here, as a process group (its unshare takes
+# the namespace with it). Left behind otherwise: the writable layers and cgroups.
 child=""
 cleanup() {
   local status=$?
