@@ -22,7 +22,7 @@ fix="srun --gpus-per-node=2 --ntasks-per-node=2"  # the step's own numbers: 2 ta
 
 # 1. --gpus-per-task=1: each task's cgroup holds one GPU; the plugin binds it, the doctor agrees.
 # Slurm 20.11 constrains devices per step, not per task: each task's cgroup holds both of the step's
-# GPUs (measured on 20.11.4; 22.05.8 and 24.11.5 give each task its own; 21.08 is not in the
+# GPUs (measured on 20.11.4; 22.05.8, 24.11.5 and 26.05.5 give each task its own; 21.08 is not in the
 # matrix and is taken as the newer behaviour). The plugin must still bind each task to its own, and
 # then NVLink is not lost, so no warning.
 if slurm_at_least 21.08; then per_task_cgroup=1; else per_task_cgroup=0; fi
