@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Clean Debian roots for the platform tests (image_build_clean_root.sh, release_matrix.sh): one
 # implementation of making a root and of entering it. Sourced; needs root, debootstrap, unshare,
 # pivot_root and the Debian archive.

@@ -214,7 +214,7 @@ for release in ${releases//,/ }; do
   if [ "$prepare" = 1 ]; then say "$suite: root with dependencies ready in $((SECONDS - started)) s: $lower"; continue; fi
   upper=$work/$suite/upper
   merged=$work/$suite/root
-  rm -rf --one-file-system "$work/$suite"
+  rm -rf --one-file-system "${work:?}/${suite:?}"
   mkdir -p "$upper/etc" "$merged"
   ccache_dir=$ROOT_CACHE_DIR/matrix/ccache-$suite
   mkdir -p "$ccache_dir"
@@ -306,7 +306,7 @@ for release in ${releases//,/ }; do
   table_rows+=("$row")
   say "$suite: done in $total_secs s (root $root_secs s, build $build_secs s, tests $tests_secs s)"
   # The release's build tree and writable layer are not needed any more (its logs are).
-  [ "$keep" = 1 ] || rm -rf --one-file-system "$work/$suite"
+  [ "$keep" = 1 ] || rm -rf --one-file-system "${work:?}/${suite:?}"
 done
 
 [ "$prepare" = 0 ] || exit "$overall"
