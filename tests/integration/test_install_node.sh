@@ -15,14 +15,15 @@ out=$("$INSTALL" "${args[@]}" --destdir "$root" 2>&1)
 [ $? -eq 0 ] && pass "install into a temporary root" || fail "install into a temporary root" "$out"
 prefix=$(grep -a -o 'gpudirect-build-info: [^;]*' "$PLUGIN" | sed -n 's/.* prefix=\([^ ]*\).*/\1/p')
 plugin_dir=$(sed -n 's/^file \(.*\)\/spank_gpudirect.so$/\1/p' "$root/var/lib/gpudirect-slurm/install-manifest")
-# A plugin-only build installs no gpudirect-launch and no enroot hook (which runs it).
+# A plugin-only build installs no gpudirect-launch, nor what only it reads or runs: check-node's
+# machine types and the enroot hook.
 expected="$plugin_dir/spank_gpudirect.so
 $(for p in "$SRC"/profiles/*.conf; do echo "$prefix/share/gpudirect-slurm/profiles/$(basename "$p")"; done)
-$(for e in "$SRC"/expectations/*.conf; do echo "$prefix/share/gpudirect-slurm/expectations/$(basename "$e")"; done)
 $prefix/libexec/gpudirect-slurm/gpudirect-rxdm
 /etc/slurm/plugstack.conf.d/gpudirect.conf
 /etc/slurm/plugstack.conf"
 with_launcher && expected+="
+$(for e in "$SRC"/expectations/*.conf; do echo "$prefix/share/gpudirect-slurm/expectations/$(basename "$e")"; done)
 $prefix/bin/gpudirect-launch
 /etc/enroot/hooks.d/50-gpudirect.sh"
 expect_eq "the manifest lists every installed file" "$(sort <<<"$expected")" \
