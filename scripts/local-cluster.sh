@@ -125,6 +125,13 @@ need_tools() {
   [ ${#missing[@]} -eq 0 ] || die "missing ${missing[*]}: run scripts/install-deps.sh first"
 }
 
+# slurm_at_least MAJOR.MINOR: the installed slurmd is that release or newer ("slurm-wlm 20.11.4").
+slurm_at_least() {
+  local have
+  have=$(slurmd -V | awk '{print $2}')
+  [ "$(printf '%s\n%s\n' "$1" "$have" | sort -V | head -1)" = "$1" ]
+}
+
 node_name() { echo "node$1"; }
 netns_name() { echo "gd-node$1"; }
 
@@ -210,11 +217,13 @@ EOF
 AutoDetect=off
 Name=gpu File=$DIR/dev/nvidia[0-$((GPUS_PER_NODE - 1))]
 EOF
-  cat >"$DIR/etc/cgroup.conf" <<EOF
-CgroupPlugin=cgroup/v1
+  # CgroupPlugin= came with Slurm 21.08; slurmd 20.11 refuses to start on a key it does not know.
+  { slurm_at_least 21.08 && echo "CgroupPlugin=cgroup/v1"
+    cat <<EOF
 ConstrainDevices=$([ "$CONSTRAIN_DEVICES" = 1 ] && echo yes || echo no)
 ConstrainCores=$([ "$SLURM_GCP" = 1 ] && echo yes || echo no)
 EOF
+  } >"$DIR/etc/cgroup.conf"
   write_plugstack
   echo "export SLURM_CONF=$CONF" >"$DIR/env.sh"
 }

@@ -22,6 +22,7 @@ expect_contains "missing lib dir: message names node, cause and fix" "on node1: 
 # A plugin file that is there but would not load in NCCL (built for another NCCL or libc, or not a
 # plugin at all): the plugin sees only the file; the doctor in the task loads it as NCCL would.
 for kind in broken not_a_plugin; do
+  with_launcher || { skip "net plugin $kind: doctor in the task names the file and why"; continue; }
   bad=$CLUSTER_DIR/tcpxo-$kind
   mkdir -p "$bad" && cp "$BUILD/tests/net_plugin/$kind/libnccl-net.so" "$bad/"
   set_plugin_args default=off topology=$TOPOLOGY lib_dir=$bad profile_dir=$SRC/profiles

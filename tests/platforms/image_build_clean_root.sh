@@ -14,9 +14,9 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/platforms/lib_root.sh
+source "$repo/tests/platforms/lib_root.sh"  # making (cached) and entering clean roots
 suite=bookworm
-mirror=${GPUDIRECT_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-cache_dir=${GPUDIRECT_ROOT_CACHE:-/var/cache/gpudirect-slurm}
 keep=0
 script_args=()
 while [ $# -gt 0 ]; do
@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-cache=$cache_dir/debian-$suite-minbase-slurm.tar.gz
+suite=$(root_suite "$suite")
 
 fail() { echo "image_build_clean_root: FAIL: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || fail "needs root (debootstrap, mounts, chroot)"
@@ -42,32 +42,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Runs a command inside the root: private mount, pid, uts and ipc namespaces (the network stays, for
-# apt), the host's /dev, a fresh /proc, and the host's resolver.
-in_root() {
-  unshare --mount --pid --fork --uts --ipc -- /bin/sh -c '
-    root=$1; shift
-    mount --rbind /dev "$root/dev" && mount -t proc proc "$root/proc" && exec chroot "$root" "$@"' \
-    sh "$root" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"
-}
+# Runs a command inside the root (lib_root.sh: pivot_root into private mount, pid, uts and ipc
+# namespaces; the host's network, for apt).
+in_root() { root_run "$root" -- "$@"; }
 
 mkdir -p "$root"
-if [ -f "$cache" ]; then
-  echo "image_build_clean_root: root from $cache"
-  tar -xzf "$cache" -C "$root"
-else
-  echo "image_build_clean_root: debootstrap --variant=minbase $suite (cached afterwards in $cache)"
-  debootstrap --variant=minbase "$suite" "$root" "$mirror" >"$work/debootstrap.log" 2>&1 ||
-    fail "debootstrap failed (log: $work/debootstrap.log; keep it with --keep)"
-  cp /etc/resolv.conf "$root/etc/resolv.conf"
-  # The image's Slurm: Debian's slurmd and headers. No daemon starts in the root.
-  printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
-  chmod 0755 "$root/usr/sbin/policy-rc.d"
-  in_root sh -c 'apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends slurmd libslurm-dev && apt-get clean' \
-    >"$work/slurm.log" 2>&1 || fail "installing slurmd and libslurm-dev in the root failed (log: $work/slurm.log)"
-  mkdir -p "$cache_dir"
-  tar -czf "$cache.tmp" -C "$root" . && mv -f "$cache.tmp" "$cache"
-fi
+cache=$(root_make_tarball "$suite" "$work/debootstrap.log") || fail "no clean $suite root (keep the log with --keep)"
+echo "image_build_clean_root: root from $cache"
+tar -xzf "$cache" -C "$root"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 echo "image_build_clean_root: root ready after $((SECONDS - started)) s"
 

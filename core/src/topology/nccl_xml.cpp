@@ -6,6 +6,7 @@
 //         <pci busid="0000:06:00.0" class="0x020000"><nic><net name="enp6s0"/></nic></pci>
 //       <nic><net name="eth1" .../></nic>                            NICs without a PCI function
 // NCCL writes one <pci> per switch, so switch_path here is the chain of enclosing <pci> elements.
+#include "gpudirect/text.hpp"
 #include "gpudirect/topology_sources.hpp"
 #include "topology/xml.hpp"
 
@@ -140,9 +141,10 @@ class NcclReader {
   // A <net>'s speed in Gb/s (NCCL writes Mb/s); 0 when absent or unreadable: only a hint for pairing.
   static float port_speed(const xmlNode* net) {
     const auto text = attribute(net, "speed");
-    float mbps = 0;
-    if (!text || std::from_chars(text->data(), text->data() + text->size(), mbps).ec != std::errc{} || !(mbps > 0)) return 0;
-    return mbps / 1000.0f;
+    // parse_number_prefix, not from_chars(float): GCC 10's libstdc++ (Debian 11) has no floating-point from_chars.
+    const auto mbps = text ? parse_number_prefix(*text) : std::nullopt;
+    if (!mbps || !(mbps->first > 0)) return 0;
+    return static_cast<float>(mbps->first / 1000.0);
   }
 
   std::string net_name(const xmlNode* net) const {
