@@ -181,7 +181,7 @@ plan() {
   PROFILE_DIR=$PREFIX/share/gpudirect-slurm/profiles
   local args=("default=$DEFAULT_MODE")
   # The plugin looks for profiles where it was built to; another prefix needs profile_dir=.
-  if [ "$PROFILE_DIR" != "$BUILT_PROFILE_DIR" ] && ! printf '%s\n' "${PLUGSTACK_ARGS[@]+"${PLUGSTACK_ARGS[@]}"}" | grep -q '^profile_dir='; then
+  if [ "$PROFILE_DIR" != "$BUILT_PROFILE_DIR" ] && ! grep -q '^profile_dir=' <<<"$(printf '%s\n' "${PLUGSTACK_ARGS[@]+"${PLUGSTACK_ARGS[@]}"}")"; then
     args+=("profile_dir=$PROFILE_DIR")
   fi
   PLUGSTACK_LINE="required $PLUGIN_DIR/spank_gpudirect.so ${args[*]} ${PLUGSTACK_ARGS[*]+"${PLUGSTACK_ARGS[*]}"}"
@@ -219,6 +219,13 @@ owned_by_package() {
 
 new_manifest=()
 record() { new_manifest+=("$1"); }
+# No `printf | grep -q` here: under pipefail grep's early exit can fail printf with SIGPIPE, and a
+# re-run then removed files it had just installed (seen: gpudirect-rxdm, now and then).
+in_new_manifest() {
+  local entry
+  for entry in "${new_manifest[@]}"; do [ "$entry" = "$1" ] && return 0; done
+  return 1
+}
 
 make_dirs() {  # records every directory it had to create, outermost first
   local dir=$1 missing=()
@@ -272,7 +279,7 @@ install_files() {
     while read -r kind path; do
       case "$kind" in
         # files of an earlier install that this one no longer has (another plugin dir, say) go
-        file) printf '%s\n' "${new_manifest[@]}" | grep -qxF "file $path" || { rm -f "$DESTDIR$path"; say "removed $path (no longer installed)"; } ;;
+        file) in_new_manifest "file $path" || { rm -f "$DESTDIR$path"; say "removed $path (no longer installed)"; } ;;
         dir) record "dir $path" ;;  # created by an earlier run: still ours to remove
       esac
     done <"$MANIFEST"
