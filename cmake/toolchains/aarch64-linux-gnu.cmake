@@ -28,6 +28,11 @@ set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY BOTH)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE BOTH)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)
 
+# GNUInstallDirs gives Debian's multiarch libdir (lib/<triplet>) only when not cross-compiling: the
+# plugin belongs in /usr/lib/aarch64-linux-gnu/slurm-wlm, where arm64 Slurm looks (found in the
+# first arm64 .deb, which put it in /usr/lib/slurm-wlm).
+set(CMAKE_INSTALL_LIBDIR lib/aarch64-linux-gnu CACHE PATH "Object code libraries (Debian multiarch)")
+
 # Debian's .deb architecture for CPack (it would otherwise ask the host's dpkg: amd64).
 set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE arm64)
 
