@@ -21,7 +21,7 @@ install=1 plugin_only=0 tests=1 deb=0 jobs=2
 ctest_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --no-install) install=0 ;;
     --plugin-only) plugin_only=1 ;;
     --no-tests) tests=0 ;;
