@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <limits>
 #include <cstdio>
 #include <new>
@@ -189,10 +190,15 @@ void CpuSet::to_cpu_set(Native& out) const {
 }
 
 CpuSet CpuSet::of_this_thread() {
-  Native native;
-  CpuSet().to_cpu_set(native);  // glibc's default size, or larger
-  if (sched_getaffinity(0, native.size, native.set) != 0) return {};
-  return from_cpu_set(native.set, native.size);
+  // glibc's default 1024 CPUs first; the kernel refuses a set shorter than its own CPU mask
+  // (EINVAL: a kernel built for more possible CPUs, as arm64 server kernels often are), so grow.
+  for (int capacity = 1024; capacity <= kMaxCpus; capacity *= 2) {
+    Native native;
+    CpuSet::range(capacity - 1, capacity - 1).to_cpu_set(native);  // room for `capacity` CPUs
+    if (sched_getaffinity(0, native.size, native.set) == 0) return from_cpu_set(native.set, native.size);
+    if (errno != EINVAL) return {};
+  }
+  return {};
 }
 
 }  // namespace gpudirect

@@ -1,6 +1,7 @@
 #include "train/backend_choice.hpp"
 
 #include "comm/communicator_factory.hpp"
+#include "gpudirect/cpuset.hpp"
 #include "train/cpu/cpu_model.hpp"
 #ifdef GPUDIRECT_HAVE_CUDA_TRAINING
 #include "train/cuda/cuda_training.hpp"
@@ -20,9 +21,8 @@ namespace {
 
 // CPUs this rank may use: its affinity, shared with the other local ranks when they are not bound.
 int default_threads(const bootstrap::LaunchContext& context) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  int cpus = ::sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  const CpuSet affinity = CpuSet::of_this_thread();  // sized by the kernel, not glibc's fixed 1024 CPUs
+  int cpus = affinity.empty() ? 1 : affinity.count();
   const int online = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (cpus >= online) cpus /= std::max(1, context.local_size);
   return std::max(1, cpus);

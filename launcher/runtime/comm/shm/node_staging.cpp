@@ -1,5 +1,6 @@
 #include "comm/shm/node_staging.hpp"
 
+#include "gpudirect/cpuset.hpp"
 #include "gpudirect/text.hpp"
 
 #include <sched.h>
@@ -24,12 +25,9 @@ constexpr long kSpinMicroseconds = 5;
 }  // namespace
 
 std::string cpus_of_this_process() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return "";
+  // Sized by the kernel, not glibc's fixed 1024-CPU cpu_set_t (CpuSet::of_this_thread).
   std::string list;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-    if (CPU_ISSET(cpu, &set)) list += (list.empty() ? "" : ",") + std::to_string(cpu);
+  for (const int cpu : CpuSet::of_this_thread().cpus()) list += (list.empty() ? "" : ",") + std::to_string(cpu);
   return list;
 }
 

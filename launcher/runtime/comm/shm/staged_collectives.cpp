@@ -22,6 +22,7 @@
 
 #include "comm/block_offsets.hpp"
 #include "comm/reduce_kernels.hpp"
+#include "comm/shm/cpu_relax.hpp"
 
 #include <sched.h>
 
@@ -126,7 +127,7 @@ class StagedCollectives::Progress {
       throw CommTimeout(message);
     }
     if (Clock::now() - since_ < wait.spin) {
-      __builtin_ia32_pause();
+      cpu_relax();
       return;
     }
     sched_yield();
