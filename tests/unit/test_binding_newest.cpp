@@ -144,3 +144,40 @@ TEST_CASE("Kubernetes host: virtual interfaces listed under every CPU are skippe
   CHECK(t.nics[0].rdma_device == "mlx5_0");
   CHECK(plan_node(t).gpus[0].nics == std::vector<int>{0});
 }
+
+TEST_CASE("an NCCL cpu element without affinity is read, its GPU's CPUs unknown", "[topology][binding][newest]") {
+  // NCCL fills affinity from /sys/devices/system/node/node<numaid>/cpumap, so it writes none for
+  // numaid -1 (tests/fixtures/real/nccl/nccl-pr2202-gb10-dgx-spark.xml). Such a file was refused.
+  const Topology t = load("gb10.nccl.xml", R"(<system version="1">
+  <cpu numaid="-1" arch="arm64">
+    <pci busid="000f:01:00.0" class="0x030000" vendor="0x10de" device="0x2e12"><gpu dev="0" sm="121"><c2c bw="43125" count="8"/></gpu></pci>
+    <pci busid="0001:01:00.0" class="0x020000" vendor="0x15b3" device="0x1021"><nic><net name="rocep1s0f0" speed="200000"/></nic></pci>
+    <pci busid="0002:01:00.0" class="0x020000" vendor="0x15b3" device="0x1021"><nic><net name="roceP2p1s0f0" speed="200000"/></nic></pci>
+  </cpu>
+</system>
+)");
+  REQUIRE(t.gpus.size() == 1);
+  CHECK(t.gpus[0].numa_node == -1);
+  CHECK(t.gpus[0].local_cpus.empty());
+  CHECK(t.all_cpus.empty());
+  const NodePlan plan = plan_node(t);
+  CHECK(plan.gpus[0].local_cpus.empty());
+
+  // The task keeps the CPUs Slurm gave it, and says why, rather than binding to no CPU at all.
+  const TaskBinding binding = bind_task(t, plan, {0}, CpuSet::parse_list("0-19"));
+  CHECK(binding.cpus.to_list() == "0-19");
+  CHECK_THAT(binding.warning, Catch::Contains("does not say which CPUs are local to GPU(s) 0"));
+  CHECK(binding.numa_nodes.empty());
+}
+
+TEST_CASE("VPN tunnels such as tailscale0 and wg0 are host virtual interfaces, not NICs", "[topology][newest]") {
+  const Topology t = load("vpn.nccl.xml", R"(<system version="1">
+  <cpu numaid="0" affinity="000fffff" arch="arm64">
+    <pci busid="000f:01:00.0" class="0x030000" vendor="0x10de" device="0x2e12"><gpu dev="0" sm="121"/></pci>
+    <nic><net name="tailscale0" speed="10000"/><net name="wg0" speed="10000"/><net name="enP7s7" speed="10000"/></nic>
+  </cpu>
+</system>
+)");
+  REQUIRE(t.nics.size() == 1);
+  CHECK(t.nics[0].interface_name == "enP7s7");
+}
