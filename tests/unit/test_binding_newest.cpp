@@ -181,3 +181,57 @@ TEST_CASE("VPN tunnels such as tailscale0 and wg0 are host virtual interfaces, n
   REQUIRE(t.nics.size() == 1);
   CHECK(t.nics[0].interface_name == "enP7s7");
 }
+
+TEST_CASE("hwloc, Grace Hopper: the GPU's NUMA node is the Grace node, not its own memory's nodes", "[topology][binding][newest]") {
+  // CONSTRUCTED in the shape hwloc gives an NVIDIA GPU whose memory the OS sees as NUMA nodes (its
+  // own test nvidiagpunumanodes-kept, POWER9 + V100; GH200 since hwloc stops hiding them off POWER):
+  // the GPU-memory nodes (subtype GPUMemory, PCIBusID) sit beside the CPU's node under the Package
+  // the GPU hangs from. Node 0: LPDDR5X with the CPUs; node 1: the GPU's HBM; nodes 2-8: empty,
+  // kept for MIG. No public GH200 lstopo export was found for tests/fixtures/real/.
+  const TempFile file("gh200.xml", R"(<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE topology SYSTEM "hwloc2.dtd">
+<topology version="2.0">
+  <object type="Machine" os_index="0" cpuset="0x000000ff" complete_cpuset="0x000000ff" allowed_cpuset="0x000000ff" nodeset="0x000001ff" complete_nodeset="0x000001ff" allowed_nodeset="0x000001ff">
+    <object type="Package" os_index="0" cpuset="0x000000ff" complete_cpuset="0x000000ff" nodeset="0x000001ff" complete_nodeset="0x000001ff">
+      <object type="NUMANode" os_index="0" cpuset="0x000000ff" complete_cpuset="0x000000ff" nodeset="0x00000001" complete_nodeset="0x00000001" local_memory="1073741824"/>
+      <object type="NUMANode" os_index="1" cpuset="0x000000ff" complete_cpuset="0x000000ff" nodeset="0x00000002" complete_nodeset="0x00000002" subtype="GPUMemory" local_memory="1073741824">
+        <info name="PCIBusID" value="0009:01:00.0"/>
+      </object>
+      <object type="NUMANode" os_index="2" cpuset="0x000000ff" complete_cpuset="0x000000ff" nodeset="0x00000004" complete_nodeset="0x00000004"/>
+      <object type="NUMANode" os_index="3" cpuset="0x000000ff" complete_cpuset="0x000000ff" nodeset="0x00000008" complete_nodeset="0x00000008"/>
+      <object type="NUMANode" os_index="4" cpuset="0x000000ff" complete_cpuset="0x000000ff" nodeset="0x00000010" complete_nodeset="0x00000010"/>
+      <object type="NUMANode" os_index="5" cpuset="0x000000ff" complete_cpuset="0x000000ff" nodeset="0x00000020" complete_nodeset="0x00000020"/>
+      <object type="NUMANode" os_index="6" cpuset="0x000000ff" complete_cpuset="0x000000ff" nodeset="0x00000040" complete_nodeset="0x00000040"/>
+      <object type="NUMANode" os_index="7" cpuset="0x000000ff" complete_cpuset="0x000000ff" nodeset="0x00000080" complete_nodeset="0x00000080"/>
+      <object type="NUMANode" os_index="8" cpuset="0x000000ff" complete_cpuset="0x000000ff" nodeset="0x00000100" complete_nodeset="0x00000100"/>
+      <object type="PU" os_index="0" cpuset="0x00000001" complete_cpuset="0x00000001" nodeset="0x000001ff" complete_nodeset="0x000001ff"/>
+      <object type="PU" os_index="1" cpuset="0x00000002" complete_cpuset="0x00000002" nodeset="0x000001ff" complete_nodeset="0x000001ff"/>
+      <object type="PU" os_index="2" cpuset="0x00000004" complete_cpuset="0x00000004" nodeset="0x000001ff" complete_nodeset="0x000001ff"/>
+      <object type="PU" os_index="3" cpuset="0x00000008" complete_cpuset="0x00000008" nodeset="0x000001ff" complete_nodeset="0x000001ff"/>
+      <object type="PU" os_index="4" cpuset="0x00000010" complete_cpuset="0x00000010" nodeset="0x000001ff" complete_nodeset="0x000001ff"/>
+      <object type="PU" os_index="5" cpuset="0x00000020" complete_cpuset="0x00000020" nodeset="0x000001ff" complete_nodeset="0x000001ff"/>
+      <object type="PU" os_index="6" cpuset="0x00000040" complete_cpuset="0x00000040" nodeset="0x000001ff" complete_nodeset="0x000001ff"/>
+      <object type="PU" os_index="7" cpuset="0x00000080" complete_cpuset="0x00000080" nodeset="0x000001ff" complete_nodeset="0x000001ff"/>
+      <object type="Bridge" bridge_type="0-1" depth="0" bridge_pci="0009:[01-01]">
+        <object type="PCIDev" pci_busid="0009:01:00.0" pci_type="0302 [10de:2342] [10de:16eb] a1" pci_link_speed="63.015625"/>
+      </object>
+      <object type="Bridge" bridge_type="0-1" depth="0" bridge_pci="0000:[01-01]">
+        <object type="PCIDev" pci_busid="0000:01:00.0" pci_type="0207 [15b3:1021] [15b3:0041] 00" pci_link_speed="31.507812">
+          <object type="OSDev" name="ibp1s0" osdev_type="2"/>
+          <object type="OSDev" name="mlx5_0" osdev_type="3"/>
+        </object>
+      </object>
+    </object>
+  </object>
+</topology>
+)");
+  const Topology t = load_hwloc_xml(file.path());
+  REQUIRE(t.gpus.size() == 1);
+  CHECK(t.gpus[0].numa_node == 0);
+  CHECK(t.gpus[0].local_cpus.to_list() == "0-7");
+  REQUIRE(t.nics.size() == 1);
+  CHECK(t.nics[0].numa_node == 0);
+  const NodePlan plan = plan_node(t);
+  CHECK(plan.gpus[0].nics == std::vector<int>{0});
+  CHECK(bind_task(t, plan, {0}, CpuSet{}).numa_nodes == std::vector<int>{0});
+}
