@@ -183,11 +183,12 @@ TEST_CASE("VPN tunnels such as tailscale0 and wg0 are host virtual interfaces, n
 }
 
 TEST_CASE("hwloc, Grace Hopper: the GPU's NUMA node is the Grace node, not its own memory's nodes", "[topology][binding][newest]") {
-  // CONSTRUCTED in the shape hwloc gives an NVIDIA GPU whose memory the OS sees as NUMA nodes (its
-  // own test nvidiagpunumanodes-kept, POWER9 + V100; GH200 since hwloc stops hiding them off POWER):
-  // the GPU-memory nodes (subtype GPUMemory, PCIBusID) sit beside the CPU's node under the Package
-  // the GPU hangs from. Node 0: LPDDR5X with the CPUs; node 1: the GPU's HBM; nodes 2-8: empty,
-  // kept for MIG. No public GH200 lstopo export was found for tests/fixtures/real/.
+  // CONSTRUCTED in the shape hwloc gives an NVIDIA GPU whose memory the OS sees as NUMA nodes: the
+  // GPU-memory node (subtype GPUMemory, PCIBusID) sits beside the CPU's node under the Package the
+  // GPU hangs from (hwloc's own test nvidiagpunumanodes-kept, POWER9 + V100; on GH200 since hwloc
+  // 2.11, where CSCS saw `hwloc-calc --intersect NUMAnode` of socket 0 give "0,4", eth-cscs/cscs-docs
+  // pull request 179). Node 0: LPDDR5X with the CPUs; node 1: the GPU's HBM; nodes 2-8 without
+  // memory, as lscpu shows a GH200's MIG nodes. No public GH200 lstopo export was found.
   const TempFile file("gh200.xml", R"(<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE topology SYSTEM "hwloc2.dtd">
 <topology version="2.0">
