@@ -236,3 +236,34 @@ TEST_CASE("hwloc, Grace Hopper: the GPU's NUMA node is the Grace node, not its o
   CHECK(plan.gpus[0].nics == std::vector<int>{0});
   CHECK(bind_task(t, plan, {0}, CpuSet{}).numa_nodes == std::vector<int>{0});
 }
+
+TEST_CASE("GB200 tray: NICs off the Grace PCIe serve the GPUs of their NUMA node", "[binding][newest]") {
+  // CONSTRUCTED: on a GB200 compute tray every GPU (10de:2941, 0008:01:00.0 and 0009:01:00.0 per
+  // NVIDIA's lspci examples) and every CX-7 sits alone under a root port of a Grace CPU, each in a PCI
+  // domain of its own, so no GPU shares a switch or a domain with a NIC: the NUMA node decides.
+  const Topology t = load("gb200-tray.nccl.xml", R"(<system version="1">
+  <cpu numaid="0" affinity="000000ff" arch="arm64">
+    <pci busid="0000:03:00.0" class="0x020700" vendor="0x15b3" device="0x1021"><nic><net name="mlx5_0" speed="400000"/></nic></pci>
+    <pci busid="0002:03:00.0" class="0x020700" vendor="0x15b3" device="0x1021"><nic><net name="mlx5_1" speed="400000"/></nic></pci>
+    <pci busid="0006:01:00.0" class="0x020000" vendor="0x15b3" device="0xa2dc"><nic><net name="enP6p1s0f0np0" speed="200000"/></nic></pci>
+    <pci busid="0008:01:00.0" class="0x030200" vendor="0x10de" device="0x2941"><gpu dev="0" sm="100"/></pci>
+    <pci busid="0009:01:00.0" class="0x030200" vendor="0x10de" device="0x2941"><gpu dev="1" sm="100"/></pci>
+  </cpu>
+  <cpu numaid="1" affinity="0000ff00" arch="arm64">
+    <pci busid="0010:03:00.0" class="0x020700" vendor="0x15b3" device="0x1021"><nic><net name="mlx5_2" speed="400000"/></nic></pci>
+    <pci busid="0012:03:00.0" class="0x020700" vendor="0x15b3" device="0x1021"><nic><net name="mlx5_3" speed="400000"/></nic></pci>
+    <pci busid="0018:01:00.0" class="0x030200" vendor="0x10de" device="0x2941"><gpu dev="2" sm="100"/></pci>
+    <pci busid="0019:01:00.0" class="0x030200" vendor="0x10de" device="0x2941"><gpu dev="3" sm="100"/></pci>
+  </cpu>
+</system>
+)");
+  const NodePlan plan = plan_node(t);
+  CHECK(nics_of(t, plan, 0) == std::vector<std::string>{"0000:03:00.0"});
+  CHECK(nics_of(t, plan, 1) == std::vector<std::string>{"0002:03:00.0"});
+  CHECK(nics_of(t, plan, 2) == std::vector<std::string>{"0010:03:00.0"});
+  CHECK(nics_of(t, plan, 3) == std::vector<std::string>{"0012:03:00.0"});
+  CHECK(plan.gpus[0].local_cpus.to_list() == "0-7");
+  CHECK(plan.gpus[3].local_cpus.to_list() == "8-15");
+  REQUIRE(plan.control_nic);
+  CHECK(nic_bus_id(t.nics[static_cast<std::size_t>(*plan.control_nic)]) == "0006:01:00.0");
+}
