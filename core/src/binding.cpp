@@ -271,10 +271,16 @@ TaskBinding bind_task(const Topology& topology, const NodePlan& plan, const std:
     binding.cpus = allowed_cpus;
     return binding;
   }
+  if (local.empty()) {  // an NCCL <cpu> without affinity: the file does not say which CPUs are near
+    binding.cpus = allowed_cpus;
+    binding.warning = "the topology (" + topology.source + ") does not say which CPUs are local to GPU(s) " + join(binding.gpus) +
+                      "; keeping the CPUs Slurm gave the task";
+    return binding;
+  }
   binding.cpus = allowed_cpus.empty() ? local : (local & allowed_cpus);
   if (binding.cpus.empty()) {
     binding.cpus = allowed_cpus;
-    binding.warning = "the CPUs local to GPU(s) " + join(binding.gpus) + " (" + (local.empty() ? std::string("unknown") : local.to_list()) +
+    binding.warning = "the CPUs local to GPU(s) " + join(binding.gpus) + " (" + local.to_list() +
                       ") are outside the CPUs Slurm gave the task (" + allowed_cpus.to_list() +
                       "); keeping Slurm's CPUs. Ask Slurm for CPUs near the GPUs, e.g. --cpus-per-gpu, "
                       "or leave cpu binding to the plugin";

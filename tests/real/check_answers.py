@@ -57,7 +57,7 @@ def check_file(launch, xml, answer):
         got, want = found[bus_id], answer[bus_id]
         if want["numa"] != "?" and int(want["numa"]) != got["numa"]:
             problems.append(f"{xml.name}: GPU {bus_id}: NUMA node {got['numa']}, answer {want['numa']}")
-        if want["cpus"] != "?" and cpu_set(want["cpus"]) != cpu_set(got["cpus"]):
+        if want["cpus"] != "?" and cpu_set("" if want["cpus"] == "-" else want["cpus"]) != cpu_set(got["cpus"]):
             problems.append(f"{xml.name}: GPU {bus_id}: CPUs {got['cpus']}, answer {want['cpus']}")
         if want["nics"] == "?":
             undecided += 1

@@ -156,7 +156,6 @@ TEST_CASE("malformed topology files are TopologyErrors that name the file", "[to
       {"malformed-pci-no-busid.nccl.xml", "no busid"},
       {"malformed-bad-busid.nccl.xml", "invalid PCI address '0000:4g:00.0'"},
       {"malformed-bad-affinity.nccl.xml", "invalid CPU mask 'zz,ffff'"},
-      {"malformed-cpu-no-affinity.nccl.xml", "no affinity"},
       {"malformed-gpu-outside-pci.nccl.xml", "no PCI bus id"},
       {"does-not-exist.xml", "cannot open"},
   };

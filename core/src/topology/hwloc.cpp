@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <memory>
 #include <stdexcept>
+#include <string_view>
 
 namespace gpudirect {
 namespace {
@@ -39,14 +40,39 @@ std::vector<PciAddress> switch_path_of(hwloc_obj_t device) {
   return path;
 }
 
-// CPUs of the nearest non-I/O ancestor (package, group, machine), its NUMA node when it has one,
-// and the package (socket) it belongs to.
+// Memory a GPU or other PCI device brings as a NUMA node of its own: hwloc marks NVIDIA GPU memory
+// (NVLink on POWER, NVLink-C2C on Grace Hopper / Grace Blackwell) subtype "GPUMemory" and names the
+// device in a PCIBusID info; the nodes a GH200 keeps for MIG have no memory at all.
+bool is_host_memory(hwloc_obj_t node) {
+  if (node->subtype && std::string_view(node->subtype) == "GPUMemory") return false;
+  if (hwloc_obj_get_info_by_name(node, "PCIBusID")) return false;
+  return node->attr && node->attr->numanode.local_memory > 0;
+}
+
+// The NUMA node of a device anchored at an object with several: the one holding host memory, when
+// exactly one does (a Grace CPU's node beside its GPU's memory nodes); -1 otherwise.
+int host_memory_node(hwloc_topology_t topology, hwloc_obj_t anchor) {
+  int found = -1;
+  for (hwloc_obj_t node = hwloc_get_next_obj_by_type(topology, HWLOC_OBJ_NUMANODE, nullptr); node;
+       node = hwloc_get_next_obj_by_type(topology, HWLOC_OBJ_NUMANODE, node)) {
+    if (node->os_index == HWLOC_UNKNOWN_INDEX || !hwloc_bitmap_isset(anchor->nodeset, node->os_index) || !is_host_memory(node)) continue;
+    if (found >= 0) return -1;
+    found = static_cast<int>(node->os_index);
+  }
+  return found;
+}
+
+// CPUs of the nearest non-I/O ancestor (package, group, machine), its NUMA node when it has one (or
+// one node of host memory beside GPU memory nodes), and the package (socket) it belongs to.
 template <typename Device>
 void set_locality(hwloc_topology_t topology, hwloc_obj_t device, Device& out) {
   hwloc_obj_t anchor = hwloc_get_non_io_ancestor_obj(topology, device);
   if (!anchor) return;
   out.local_cpus = to_cpuset(anchor->cpuset);
-  if (anchor->nodeset && hwloc_bitmap_weight(anchor->nodeset) == 1) out.numa_node = hwloc_bitmap_first(anchor->nodeset);
+  if (anchor->nodeset && hwloc_bitmap_weight(anchor->nodeset) == 1)
+    out.numa_node = hwloc_bitmap_first(anchor->nodeset);
+  else if (anchor->nodeset && hwloc_bitmap_weight(anchor->nodeset) > 1)
+    out.numa_node = host_memory_node(topology, anchor);
   hwloc_obj_t package = anchor->type == HWLOC_OBJ_PACKAGE ? anchor : hwloc_get_ancestor_obj_by_type(topology, HWLOC_OBJ_PACKAGE, anchor);
   if (!package && anchor->cpuset)  // I/O attached above the package (a group or the machine) in one package
     package = hwloc_get_next_obj_covering_cpuset_by_type(topology, anchor->cpuset, HWLOC_OBJ_PACKAGE, nullptr);

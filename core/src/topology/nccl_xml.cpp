@@ -32,11 +32,13 @@ bool is_rdma_name(const std::string& name, unsigned pci_class, unsigned vendor) 
   return vendor == 0x1d0f && name.starts_with("efa");
 }
 
-// Host-side virtual interfaces (container bridges and veths, Calico, Flannel, CNI, tunnels): NCCL's
-// socket transport lists them under every <cpu> of a container host. They carry no GPU traffic.
+// Host-side virtual interfaces (container bridges and veths, Calico, Flannel, CNI, tunnels and VPNs
+// such as Tailscale and WireGuard): NCCL's socket transport lists them under every <cpu> of a
+// container host (and a DGX Spark's dump lists tailscale0). They carry no GPU traffic.
 bool is_virtual_interface(const std::string& name) {
   static const std::regex virtual_name(
-      "lo|(br-|veth|cali|docker|flannel|cni|virbr|vxlan|tunl|tun|tap|kube-|cilium_|lxc|weave|vnet|genev|nodelocaldns).*");
+      "lo|(br-|veth|cali|docker|flannel|cni|virbr|vxlan|tunl|tun|tap|kube-|cilium_|lxc|weave|vnet|genev|nodelocaldns|"
+      "tailscale|wg).*");
   return std::regex_match(name, virtual_name);
 }
 
@@ -96,12 +98,16 @@ class NcclReader {
         if (*numa > 0xffff) fail(cpu, "<cpu numaid=\"" + std::to_string(*numa) + "\"> is not a NUMA node number");
         place.numa_node = static_cast<int>(*numa);
       }
-    const auto affinity = attribute(cpu, "affinity");
-    if (!affinity) fail(cpu, "<cpu> has no affinity attribute; add the NUMA node's CPU mask, e.g. affinity=\"ffffffff,ffffffff\"");
-    try {
-      place.cpus = CpuSet::parse_hex_mask(*affinity);
-    } catch (const std::invalid_argument& e) {
-      fail(cpu, std::string("<cpu affinity> is not a CPU mask: ") + e.what());
+    // NCCL fills affinity from /sys/devices/system/node/node<numaid>/cpumap, so it writes none where
+    // the kernel knows no NUMA node (numaid="-1", e.g. a DGX Spark's GB10), and reads a file without
+    // one by looking at that node on the machine it runs on. A file alone then cannot say which CPUs
+    // are local: the devices of such a <cpu> get no local CPUs (bind_task keeps Slurm's CPUs).
+    if (const auto affinity = attribute(cpu, "affinity")) {
+      try {
+        place.cpus = CpuSet::parse_hex_mask(*affinity);
+      } catch (const std::invalid_argument& e) {
+        fail(cpu, std::string("<cpu affinity> is not a CPU mask: ") + e.what());
+      }
     }
     topology_.all_cpus = topology_.all_cpus | place.cpus;
     for (const xmlNode* node = cpu->children; node; node = node->next) {

@@ -133,7 +133,8 @@ void print_table(const Topology& topology, const NodePlan& plan, const std::stri
   for (std::size_t g = 0; g < topology.gpus.size(); ++g) {
     const Gpu& gpu = topology.gpus[g];
     const GpuPlacement& placement = plan.gpus[g];
-    std::printf("  %3zu  %-12s  %4d  %-20s  %s%s\n", g, gpu.address.to_string().c_str(), gpu.numa_node, gpu.local_cpus.to_list().c_str(),
+    const std::string cpus = gpu.local_cpus.empty() ? "unknown" : gpu.local_cpus.to_list();  // an NCCL <cpu> without affinity
+    std::printf("  %3zu  %-12s  %4d  %-20s  %s%s\n", g, gpu.address.to_string().c_str(), gpu.numa_node, cpus.c_str(),
                 nic_list(topology, placement.nics).c_str(),
                 placement.nic_fallback ? (" (fallback: " + placement.nic_note + ")").c_str() : "");
   }
