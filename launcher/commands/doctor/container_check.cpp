@@ -29,8 +29,8 @@ bool enroot_imported(const std::string& root) {
 }  // namespace
 
 std::string container_marker(const std::string& root) {
-  // Docker, Podman/CRI-O, an enroot bundle: each leaves its own file at the root.
-  for (const char* marker : {"/.dockerenv", "/run/.containerenv", "/.enroot"})
+  // Docker, Podman/CRI-O, an enroot bundle, an Apptainer image: each leaves its own file at the root.
+  for (const char* marker : {"/.dockerenv", "/run/.containerenv", "/.enroot", "/.singularity.d"})
     if (exists(under(root, marker))) return marker;
   if (enroot_imported(root)) return "/etc/rc of an enroot image";
   return "";

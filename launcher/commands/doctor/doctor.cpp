@@ -6,6 +6,8 @@
 
 #include "bootstrap/launch_context.hpp"
 #include "doctor/container_check.hpp"
+#include "doctor/container_env_check.hpp"
+#include "doctor/glibc_check.hpp"
 #include "doctor/imex_check.hpp"
 #include "gpudirect/container_mounts.hpp"
 #include "gpudirect/mode_resolution.hpp"
@@ -19,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <gnu/libc-version.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -206,16 +209,30 @@ int check_task(const Topology& topology, const NodePlan& plan, const PluginConfi
   } catch (const TaskSetupError& e) {
     problems.push_back(e.what());
   }
-  for (const EnvAction& action : setup.env) {
-    const auto it = env.find(action.name);
-    const std::optional<std::string> current = it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
-    if (auto expected = apply_env_action(action, current); expected && expected != current)
-      problems.push_back(action.name + " is '" + current.value_or("(unset)") + "', expected '" + *expected + "'");
-  }
+  const std::string root = container_root(env);
+  const std::string in_container = setup.mode == Mode::off ? "" : task_container_reason(root);
+  // In a container a variable that is not what the plugin set is the runtime's doing (the image's
+  // value won, or the job's did not arrive): name the runtime's fix (doctor/container_env_check.hpp).
+  const ContainerRuntime runtime = container_runtime(root, env);
+  for (const EnvMismatch& mismatch : env_mismatches(setup.env, env))
+    problems.push_back(in_container.empty()
+                           ? mismatch.name + " is '" + mismatch.value.value_or("(unset)") + "', expected '" + mismatch.expected + "'"
+                           : describe_env_mismatch(mismatch, runtime, std::string(to_string(setup.mode)), in_container));
   // NCCL that cannot load the network plugin its environment names would fail (with NCCL_NET) or
   // fall back to sockets without a word (without it): catch both before the job's NCCL does.
   const auto net_plugin = check_net_plugin(env);
   if (net_plugin && !net_plugin->problem.empty()) problems.push_back(net_plugin->problem);
+  // A plugin built for a newer glibc than the task runs with (doctor/glibc_check.hpp).
+  std::vector<std::string> warnings;
+  if (net_plugin && net_plugin->library.find('/') != std::string::npos) {
+    try {
+      const GlibcCheck glibc = check_glibc_needs(net_plugin->library, elf_version_needs(net_plugin->library), ::gnu_get_libc_version(),
+                                                 in_container.empty() ? "this node's" : "the container's");
+      if (!glibc.problem.empty()) problems.push_back(glibc.problem);
+    } catch (const ElfError& e) {
+      warnings.push_back("cannot read the net plugin's glibc needs: " + std::string(e.what()));
+    }
+  }
   // A multi-node job in an NVLink domain needs its IMEX channel (doctor/imex_check.hpp).
   const ImexCheck imex = check_imex_channels(imex_root(env), host, job_nodes(env));
   if (!imex.problem.empty()) problems.push_back(imex.problem);
@@ -227,13 +244,11 @@ int check_task(const Topology& topology, const NodePlan& plan, const PluginConfi
   if (const std::string problem = step_gpus_problem(env); !problem.empty()) problems.push_back(problem);
   if (const std::string problem = every_gpu_problem(env, static_cast<int>(topology.gpus.size())); !problem.empty())
     problems.push_back(problem);
-  std::vector<std::string> warnings;
   if (!setup.gpu_visibility_warning.empty()) warnings.push_back(setup.gpu_visibility_warning);
-  const std::string root = container_root(env);
-  if (const std::string reason = setup.mode == Mode::off ? "" : task_container_reason(root); !reason.empty()) {
+  if (!in_container.empty()) {
     try {
       for (const MissingMount& missing : missing_mounts(root, container_needs(config, setup.mode, env).mounts, setup.env))
-        warnings.push_back(describe_missing_mount(missing, reason));
+        warnings.push_back(describe_missing_mount(missing, in_container));
     } catch (const ProfileError& e) {
       problems.push_back(e.what());
     }
