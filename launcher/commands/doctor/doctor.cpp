@@ -42,6 +42,7 @@ struct DoctorOptions {
   bool check = false;
   std::string container_mounts;  // "pyxis" or "fstab": print the mode's mounts in that form; "" = no
   bool container_library_path = false;
+  bool container_env_names = false;
 };
 
 // Where the container check looks for markers and mounts: "/", or a directory standing in for a
@@ -301,6 +302,8 @@ int print_container_needs(const DoctorOptions& options, const PluginConfig& conf
   const ContainerNeeds needs = container_needs(config, mode, env);
   if (options.container_library_path) {
     if (!needs.library_path.empty()) std::printf("%s\n", needs.library_path.c_str());
+  } else if (options.container_env_names) {
+    for (const std::string& name : needs.set_names) std::printf("%s\n", name.c_str());
   } else if (options.container_mounts == "fstab") {
     std::fputs(enroot_fstab(needs.mounts).c_str(), stdout);
   } else if (!needs.mounts.empty()) {
@@ -322,7 +325,7 @@ int run_doctor(const DoctorOptions& options) {
   if (!plugstack.empty()) config = read_plugstack_config(plugstack);
   if (!options.topology.empty()) config.topology = options.topology;
   if (!options.profile_dir.empty()) config.profile_dir = options.profile_dir;
-  if (!options.container_mounts.empty() || options.container_library_path)
+  if (!options.container_mounts.empty() || options.container_library_path || options.container_env_names)
     return print_container_needs(options, config, bootstrap::current_environment());
   Topology topology = config.topology.empty() ? load_live_topology() : load_topology_file(config.topology);
   const std::string host = described_host(topology, !config.topology.empty());
@@ -379,6 +382,12 @@ void register_doctor(CLI::App& app, CommandContext& context) {
       ->add_flag("--container-library-path", options->container_library_path,
                  "print the directories the mode's profile puts first in LD_LIBRARY_PATH (for the enroot hook)")
       ->excludes(mounts);
+  doctor
+      ->add_flag("--container-env-names", options->container_env_names,
+                 "print the names the mode's profile sets outright (NAME=value lines), one a line: the enroot hook takes an "
+                 "image's own values of these out of the container's environment, so each task keeps the plugin's")
+      ->excludes(mounts)
+      ->excludes("--container-library-path");
   doctor->callback([options, &context] { context.exit_code = run_command("gpudirect doctor", [&] { return run_doctor(*options); }); });
 }
 
