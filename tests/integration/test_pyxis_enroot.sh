@@ -162,11 +162,39 @@ for user in root nobody; do
   check tcpx "$user" "" NCCL_IB_HCA=mlx5 "$LIB_DIR ro" "/run/tcpx-JOB rw"
 done
 
+# The doctor inside the container: this build's gpudirect-launch, run by the host's loader and
+# libraries (mounted at /usr) on the image's environment as pyxis gave it to the task.
+# Its libraries by their DT_NEEDED names, linked to their real files (some are reached through
+# /etc/alternatives or /lib, which the container does not share), all under /usr.
+host_libs=$work/host-libs
+mkdir -p "$host_libs"
+ldd "$LAUNCH" | awk '$3 ~ /^\// {print $1, $3}' | while read -r name path; do ln -sf "$(readlink -f "$path")" "$host_libs/$name"; done
+loader=$(readlink -f "$(ldd "$LAUNCH" | awk '$1 ~ /^\/.*ld-linux/ {print $1}')")
+outside_usr=$(find "$host_libs" -type l -printf '%l\n' | grep -v '^/usr/' || true)
+[ -z "$outside_usr" ] && [[ "$loader" == /usr/* ]] || { echo "the host's loader and libraries are not all under /usr: $loader $outside_usr"; exit 1; }
+doctor_mounts=/usr:/usr:ro,$SRC:$SRC:ro,$CLUSTER_DIR/etc:$CLUSTER_DIR/etc:ro,$host_libs:$host_libs:ro
+doctor_in_container() {
+  (cd "$work" && srun -N1 -n1 --gpus-per-task=1 --gpu-direct=tcpxo --container-image="$IMAGE" --container-mounts="$doctor_mounts" \
+    "$loader" --library-path "$host_libs" "$LAUNCH" doctor 2>&1)
+}
+out=$(doctor_in_container)
+expect_eq "doctor in a pyxis container with our hook: OK, nothing to warn about" "0 1" "$(grep -c -e WARNING -e MISMATCH <<<"$out") $(grep -c ': OK (mode tcpxo' <<<"$out")"
+
 # Without our hook: the image's NCCL_SOCKET_IFNAME reaches the tasks (pyxis gives an image's own
-# values precedence), so the comparison above can fail.
+# values precedence), so the comparison above can fail; the doctor names each variable, both
+# values and the fix, and the mounts that are missing.
 mv "$hook" "$work/hook.off"
 out=$(cd "$work" && srun -N1 -n1 --gpus-per-task=1 --gpu-direct=tcpxo --container-image="$IMAGE" sh -c 'echo "$NCCL_SOCKET_IFNAME $NCCL_NET"' 2>&1)
 expect_eq "without the hook the image's NCCL_SOCKET_IFNAME and NCCL_NET win" "eth0 Socket" "$out"
+out=$(doctor_in_container)
+ctrl_nic=$(srun -N1 -n1 --gpus-per-task=1 --gpu-direct=tcpxo printenv NCCL_SOCKET_IFNAME 2>&1)
+expect_contains "doctor without the hook: the image's NCCL_SOCKET_IFNAME, the mode's, and pyxis's fix" \
+  "MISMATCH: in a container (its root is not its slurmstepd's): NCCL_SOCKET_IFNAME is 'eth0' there, but --gpu-direct=tcpxo sets '$ctrl_nic': the image's own value won (pyxis gives variables the image sets precedence over the task's); install gpudirect-slurm's enroot hook on the node (it makes the mode's values win, docs/containers.md), or pass srun --container-env=NCCL_SOCKET_IFNAME" "$out"
+expect_contains "... the image's LD_LIBRARY_PATH without the lib dir" \
+  "LD_LIBRARY_PATH is '/usr/local/nvidia/lib64' there, but --gpu-direct=tcpxo sets '$LIB_DIR:/usr/local/nvidia/lib64'" "$out"
+expect_contains "... NCCL_NET" "NCCL_NET is 'Socket' there, but --gpu-direct=tcpxo sets 'FasTrak'" "$out"
+expect_contains "... and the missing lib dir mount" "WARNING: in a container (its root is not its slurmstepd's) without $LIB_DIR (named by" "$out"
+printf '%s\n' "$out" >"$work/doctor-without-hook.txt"
 mv "$work/hook.off" "$hook"
 
 TOPOLOGY=$SRC/tests/fixtures/local-a3ultra-2cpu.xml

@@ -47,6 +47,12 @@ TEST_CASE("container runtimes: Apptainer by its variable or directory, enroot by
   CHECK(container_runtime(r, {{"APPTAINER_CONTAINER", "/images/pytorch.sif"}}) == ContainerRuntime::apptainer);
   CHECK(container_runtime(r, {{"SINGULARITY_CONTAINER", "/images/pytorch.sif"}}) == ContainerRuntime::apptainer);
   CHECK(container_runtime(r, {{"APPTAINER_CONTAINER", ""}}) == ContainerRuntime::other);
+  root.add(".lock/x", "");  // a directory of that name is not enroot's lock file
+  CHECK(container_runtime(r, {}) == ContainerRuntime::other);
+  std::filesystem::remove_all(root.path / ".lock");
+  root.add(".lock", "");  // enroot's lock file (under pyxis, which rewrites /etc/rc.local)
+  CHECK(container_runtime(r, {}) == ContainerRuntime::enroot);
+  std::filesystem::remove(root.path / ".lock");
   root.add("etc/rc", "# enroot-provenance: docker://ubuntu:24.04\n");
   CHECK(container_runtime(r, {}) == ContainerRuntime::enroot);
   root.add(".singularity.d/env/90-environment.sh", "export NCCL_DEBUG=INFO\n");

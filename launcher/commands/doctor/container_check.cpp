@@ -19,11 +19,18 @@ bool exists(const std::string& path) {
   return std::filesystem::exists(path, ignored);
 }
 
-// enroot's import starts /etc/rc with "# enroot-provenance: URI" (enroot src/docker.sh).
-bool enroot_imported(const std::string& root) {
-  std::ifstream rc(under(root, "/etc/rc"));
+// The first line of `path` under `root` starts with `text`.
+bool starts_with_line(const std::string& root, const std::string& path, const std::string& text) {
+  std::ifstream file(under(root, path));
   std::string first;
-  return rc && std::getline(rc, first) && first.starts_with("# enroot-provenance:");
+  return file && std::getline(file, first) && first.starts_with(text);
+}
+
+// enroot's import starts /etc/rc with "# enroot-provenance: URI" (enroot after 4.1.2,
+// src/docker.sh); enroot 4.1.2 and before write an /etc/rc.local that starts with this comment.
+bool enroot_imported(const std::string& root) {
+  return starts_with_line(root, "/etc/rc", "# enroot-provenance:") ||
+         starts_with_line(root, "/etc/rc.local", "# This file is sourced by /etc/rc when the container starts.");
 }
 
 }  // namespace

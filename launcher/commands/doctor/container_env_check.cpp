@@ -27,6 +27,10 @@ ContainerRuntime container_runtime(const std::string& root, const std::map<std::
     return ContainerRuntime::apptainer;
   const std::string marker = container_marker(root);
   if (marker == "/.enroot" || marker == "/etc/rc of an enroot image") return ContainerRuntime::enroot;
+  // enroot's runtime locks every container it starts through a file /.lock at its root, and finds
+  // its own containers by it (src/runtime.sh: lock_file, runtime::list); pyxis rewrites the image's
+  // /etc/rc.local, so under pyxis this is what is left of enroot.
+  if (std::filesystem::is_regular_file(under(root, "/.lock"), ignored)) return ContainerRuntime::enroot;
   return ContainerRuntime::other;
 }
 

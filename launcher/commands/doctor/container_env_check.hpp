@@ -19,7 +19,8 @@ enum class ContainerRuntime { enroot, apptainer, other };
 
 // Which runtime made the container whose root is `root` and whose environment is `env`: Apptainer
 // sets APPTAINER_CONTAINER (SINGULARITY_CONTAINER before it) and keeps /.singularity.d in its
-// images; enroot leaves /.enroot or starts /etc/rc with "# enroot-provenance:" (container_check.hpp).
+// images; enroot leaves /.enroot, an /etc/rc or /etc/rc.local of its import (container_check.hpp),
+// or its lock file /.lock, which every container it starts has.
 ContainerRuntime container_runtime(const std::string& root, const std::map<std::string, std::string>& env);
 
 struct EnvMismatch {

@@ -203,6 +203,16 @@ int check_task(const Topology& topology, const NodePlan& plan, const PluginConfi
   input.allowed_cpus = CpuSet::of_this_thread();
   input.hostname = host;
   input.facts = probe_node_facts(config);
+  const std::string root = container_root(env);
+  const std::string in_container = input.request.mode == Mode::off ? "" : task_container_reason(root);
+  // In a container the plugin dir is the host's, seen only where it is mounted. The plugin found it
+  // on the host (the task started); its absence here is the missing mount's warning below, not a
+  // reason to plan the task differently from the plugin.
+  if (!in_container.empty()) {
+    if (input.request.mode == Mode::tcpxo) input.facts.tcpxo_plugin = true;
+    if (input.request.mode == Mode::tcpx) input.facts.tcpx_plugin = true;
+    if (input.request.mode == Mode::gib) input.facts.gib_plugin = true;
+  }
   std::vector<std::string> problems;
   TaskSetup setup;
   try {
@@ -210,8 +220,6 @@ int check_task(const Topology& topology, const NodePlan& plan, const PluginConfi
   } catch (const TaskSetupError& e) {
     problems.push_back(e.what());
   }
-  const std::string root = container_root(env);
-  const std::string in_container = setup.mode == Mode::off ? "" : task_container_reason(root);
   // In a container a variable that is not what the plugin set is the runtime's doing (the image's
   // value won, or the job's did not arrive): name the runtime's fix (doctor/container_env_check.hpp).
   const ContainerRuntime runtime = container_runtime(root, env);
@@ -246,7 +254,7 @@ int check_task(const Topology& topology, const NodePlan& plan, const PluginConfi
   if (const std::string problem = every_gpu_problem(env, static_cast<int>(topology.gpus.size())); !problem.empty())
     problems.push_back(problem);
   if (!setup.gpu_visibility_warning.empty()) warnings.push_back(setup.gpu_visibility_warning);
-  if (!in_container.empty()) {
+  if (!in_container.empty() && setup.mode != Mode::off) {
     try {
       for (const MissingMount& missing : missing_mounts(root, container_needs(config, setup.mode, env).mounts, setup.env))
         warnings.push_back(describe_missing_mount(missing, in_container));
