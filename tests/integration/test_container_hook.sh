@@ -282,7 +282,11 @@ expect_eq "tcpxo: doctor --container-mounts" "$LIB_DIR:$LIB_DIR:ro,/dev/aperture
 out=$("$LAUNCH" doctor --mode rdma --container-mounts 2>/dev/null)
 expect_eq "rdma: an empty stdout (nothing to mount)" "" "$out"
 out=$("$LAUNCH" doctor --mode tcpxo --container-mounts=docker 2>&1)
-expect_eq "an unknown output form: exit 6, naming the forms" "6 yes" "$? $(grep -q 'docker not in {pyxis,fstab}' <<<"$out" && echo yes)"
+expect_eq "an unknown output form: exit 6, naming the forms" "6 yes" "$? $(grep -q 'docker not in {pyxis,apptainer,fstab}' <<<"$out" && echo yes)"
+expect_eq "tcpxo: doctor --container-mounts=apptainer, apptainer's --bind value (pyxis's form)" \
+  "$LIB_DIR:$LIB_DIR:ro,/dev/aperture_devices:/dev/aperture_devices" "$("$LAUNCH" doctor --mode tcpxo --container-mounts=apptainer 2>&1)"
+out=$("$LAUNCH" doctor --mode rdma --container-mounts=apptainer 2>&1 >/dev/null)
+expect_eq "rdma, apptainer form: stdout empty, the reason on stderr" "gpudirect doctor: mode rdma needs no container mounts" "$out"
 out=$(GPUDIRECT_MODE=sockets "$LAUNCH" doctor --container-mounts 2>&1)
 expect_eq "a bad GPUDIRECT_MODE: exit 1, naming it" "1 yes" "$? $(grep -q "gpudirect doctor: GPUDIRECT_MODE: invalid --gpu-direct value 'sockets'" <<<"$out" && echo yes)"
 printf 'required %s profile.tcpxo=nowhere profile_dir=%s\n' "$PLUGIN" "$work/none" >"$work/plugstack-nowhere.conf"

@@ -315,11 +315,12 @@ int print_container_needs(const DoctorOptions& options, const PluginConfig& conf
   } else if (options.container_mounts == "fstab") {
     std::fputs(enroot_fstab(needs.mounts).c_str(), stdout);
   } else if (!needs.mounts.empty()) {
+    // Apptainer's --bind takes the same SRC:DST[:ro] entries joined by ',' as pyxis.
     std::printf("%s\n", pyxis_container_mounts(needs.mounts).c_str());
   }
   // stdout stays empty for --container-mounts=$(...) in a job script: say why on stderr (the
   // fstab form is for the enroot hook, which needs no note).
-  if (needs.mounts.empty() && options.container_mounts == "pyxis")
+  if (needs.mounts.empty() && (options.container_mounts == "pyxis" || options.container_mounts == "apptainer"))
     std::fprintf(stderr, "gpudirect doctor: mode %s needs no container mounts%s\n", std::string(to_string(mode)).c_str(),
                  options.mode.empty() && !env.count("GPUDIRECT_MODE") ? " (the plugstack default; give --mode MODE)" : "");
   return kExitOk;
@@ -384,8 +385,9 @@ void register_doctor(CLI::App& app, CommandContext& context) {
                             ->add_flag("--container-mounts{pyxis}", options->container_mounts,
                                        "print the host paths a container needs for the mode (--mode, else the task's GPUDIRECT_MODE, else "
                                        "the plugstack default), from its profile's mount lines: as pyxis's --container-mounts value "
-                                       "(SRC:DST[:ro],...), or with =fstab as enroot fstab lines (docs/containers.md)")
-                            ->check(CLI::IsMember({"pyxis", "fstab"}));
+                                       "(SRC:DST[:ro],...), with =apptainer as apptainer's --bind value (the same form), or with =fstab "
+                                       "as enroot fstab lines (docs/containers.md)")
+                            ->check(CLI::IsMember({"pyxis", "apptainer", "fstab"}));
   doctor
       ->add_flag("--container-library-path", options->container_library_path,
                  "print the directories the mode's profile puts first in LD_LIBRARY_PATH (for the enroot hook)")
