@@ -65,7 +65,7 @@ done <<<"$fstab"
 # value stays), rewriting the file in place as hooks may (enroot formats it again after them).
 drop=()
 while read -r name; do
-  [ -n "$name" ] && [ -n "${!name+set}" ] && grep -q "^$name=" "$ENROOT_ENVIRON" && drop+=("$name")
+  if [ -n "$name" ] && [ -n "${!name+set}" ] && grep -q "^$name=" "$ENROOT_ENVIRON"; then drop+=("$name"); fi
 done <<<"$set_names"
 if [ "${#drop[@]}" -gt 0 ]; then
   kept=$(grep -vE "^($(IFS='|'; echo "${drop[*]}"))=" "$ENROOT_ENVIRON" || true)
