@@ -8,9 +8,9 @@
 # What it sets up, and removes at exit: our hook in enroot's hooks.d (as the .deb installs it),
 # a drop-in in enroot.conf.d giving each node its own enroot runtime, data and cache dirs (the local
 # cluster's nodes share one file system, and two nodes' `enroot create pyxis_JOB.STEP` would
-# collide), pyxis after our plugin in plugstack.conf, the host paths the profiles mount
-# (/dev/aperture_devices, /usr/local/gib/configs; /run/tcpx-JOB from a prolog, as RxDM's) where
-# they are missing, and a squashfs image made here with mksquashfs from a busybox root whose
+# collide), plugstack.conf as `include plugstack.conf.d/*.conf` with gpudirect.conf and
+# pyxis.conf, the host paths the profiles mount (/dev/aperture_devices, /usr/local/gib/configs;
+# /run/tcpx-JOB from a prolog, as RxDM's) where they are missing, and a squashfs image made here with mksquashfs from a busybox root whose
 # /etc/environment sets NCCL_* and LD_LIBRARY_PATH as NGC images do.
 # Checks, for tcpxo, tcpx (2 nodes x 2 tasks, a3mega layout) and gib (a3ultra layout), as root
 # and as an ordinary user (nobody): inside the container each task's CPU affinity, GPUDIRECT_* and
@@ -99,14 +99,19 @@ IMAGE=$work/busybox-ngc-env.sqsh
 mksquashfs "$root" "$IMAGE" -quiet -noappend -all-root >/dev/null
 chmod 644 "$IMAGE"
 
-# cluster_up MACHINE: the local cluster with our plugin, the prolog, and pyxis after our plugin; the
-# nodes' slurmd (and so pyxis) find enroot on PATH.
+# cluster_up MACHINE: the local cluster with our plugin and the prolog; then plugstack.conf as
+# Debian's slurm packages lay it out, `include plugstack.conf.d/*.conf`, with our gpudirect.conf and
+# pyxis's pyxis.conf (Slurm reads them in the glob's order: ours first). The nodes' slurmd (and so
+# pyxis) find enroot on PATH.
 cluster_up() {
   rm -rf "$work"/enroot/node*/*/*  # a restarted cluster numbers its jobs from 1 again
   PATH=$ENROOT_DIR:$PATH cluster up --machine "$1" --plugin "$PLUGIN" --plugin-args "$(base_args)" \
     --prolog "$work/prolog" --epilog "$work/epilog" >/dev/null || { echo "cluster did not start"; exit 1; }
-  mkdir -p "$work/pyxis-run"
-  printf 'required %s runtime_path=%s\n' "$PYXIS" "$work/pyxis-run" >>"$CLUSTER_DIR/etc/plugstack.conf"
+  local etc=$CLUSTER_DIR/etc
+  mkdir -p "$work/pyxis-run" "$etc/plugstack.conf.d"
+  mv "$etc/plugstack.conf" "$etc/plugstack.conf.d/gpudirect.conf"
+  printf 'required %s runtime_path=%s\n' "$PYXIS" "$work/pyxis-run" >"$etc/plugstack.conf.d/pyxis.conf"
+  printf 'include %s/plugstack.conf.d/*.conf\n' "$etc" >"$etc/plugstack.conf"
 }
 
 # What a task reports: CPUs, GPUDIRECT_* and NCCL_* (NCCL_DEBUG and this test's own settings
