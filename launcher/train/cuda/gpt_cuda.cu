@@ -41,9 +41,10 @@ CudaGpt& as_cuda_model(Model& model) {
   return *cuda;
 }
 
-CudaGpt::CudaGpt(const GptConfig& config, AttentionKind attention)
+CudaGpt::CudaGpt(const GptConfig& config, AttentionKind attention, const SpeedOptions& speed)
     : config_(checked(config)),
       attention_(attention),
+      speed_(speed),
       layout_(config_),
       staged_(5 * static_cast<std::size_t>(config_.micro_batch) * config_.seq_len + 1),
       host_losses_(static_cast<std::size_t>(config_.micro_batch) * config_.seq_len) {
@@ -52,7 +53,7 @@ CudaGpt::CudaGpt(const GptConfig& config, AttentionKind attention)
   GPUDIRECT_CUBLAS(cublas().set_stream(cublas_, stream_));
 
   // The sizes the memory plan counted (memory_plan.hpp), so the two cannot disagree.
-  const ModelBufferSizes n = model_buffer_sizes(config_, attention_);
+  const ModelBufferSizes n = model_buffer_sizes(config_, attention_, speed_);
   params_ = DeviceArray<float>(n.params);
   grads_ = DeviceArray<float>(n.grads);
   weights_ = DeviceArray<bf16>(n.weights);
@@ -98,6 +99,11 @@ CudaGpt::CudaGpt(const GptConfig& config, AttentionKind attention)
   dqkv_heads_ = DeviceArray<bf16>(n.dqkv_heads);
   heads_ = DeviceArray<bf16>(n.heads);
   fill_bf16(ones_.get(), 1.0f, n.ones, stream_);
+  if (logits_stride(static_cast<std::size_t>(config_.vocab), speed_) != static_cast<std::size_t>(config_.vocab)) {
+    // Nothing reads the padded columns; zeroed once so that they hold defined values all the same.
+    GPUDIRECT_CUDA(cudaMemsetAsync(logits_.get(), 0, n.logits * sizeof(float), stream_));
+    GPUDIRECT_CUDA(cudaMemsetAsync(dlogits_.get(), 0, n.dlogits * sizeof(bf16), stream_));
+  }
 
   host_params_.assign(layout_.total(), 0.0f);
   initialize_parameters(config_, host_params_, config_.seed);
@@ -237,8 +243,9 @@ void CudaGpt::run_forward(bool with_gradient, float dloss) {
   const std::size_t last = static_cast<std::size_t>(config_.layers - 1);
   layernorm_forward(lnf_.get(), lnf_mean_.get(), lnf_rstd_.get(), res3_.get() + last * btc, P + layout_.find("lnf.w").offset,
                     P + layout_.find("lnf.b").offset, BT, C, stream_);
-  matmul_forward(cublas_, logits_.get(), CUDA_R_32F, lnf_.get(), W + wte, nullptr, BT, C, V, stream_);
-  softmax_cross_entropy(losses_.get(), with_gradient ? dlogits_.get() : nullptr, logits_.get(), targets_.get(), dloss, BT, V, stream_);
+  const int Vp = static_cast<int>(logits_stride(static_cast<std::size_t>(V), speed_));  // V unless --pad-vocab
+  matmul_forward(cublas_, logits_.get(), CUDA_R_32F, lnf_.get(), W + wte, nullptr, BT, C, V, stream_, Vp);
+  softmax_cross_entropy(losses_.get(), with_gradient ? dlogits_.get() : nullptr, logits_.get(), targets_.get(), dloss, BT, V, Vp, stream_);
 }
 
 void CudaGpt::run_backward(const GradientReady& on_ready) {
@@ -256,7 +263,9 @@ void CudaGpt::run_backward(const GradientReady& on_ready) {
   const std::size_t last = static_cast<std::size_t>(config_.layers - 1);
 
   // Head (tied to wte): dlnf = dlogits wte, dwte += dlogits^T lnf.
-  matmul_backward(cublas_, dln_.get(), CUDA_R_32F, G + wte, nullptr, dlogits_.get(), lnf_.get(), W + wte, ones_.get(), BT, C, V, stream_);
+  const int Vp = static_cast<int>(logits_stride(static_cast<std::size_t>(V), speed_));
+  matmul_backward(cublas_, dln_.get(), CUDA_R_32F, G + wte, nullptr, dlogits_.get(), lnf_.get(), W + wte, ones_.get(), BT, C, V, stream_,
+                  Vp);
   GPUDIRECT_CUDA(cudaMemsetAsync(dresidual_.get(), 0, btc * sizeof(float), stream_));
   layernorm_backward(dresidual_.get(), G + lnfw, G + lnfb, dln_.get(), res3_.get() + last * btc, P + lnfw, lnf_mean_.get(), lnf_rstd_.get(),
                      BT, C, stream_);
@@ -295,8 +304,8 @@ void CudaGpt::run_backward(const GradientReady& on_ready) {
   ready(layout_.embedding_range());
 }
 
-std::unique_ptr<Model> make_cuda_model(const GptConfig& config, AttentionKind attention) {
-  return std::make_unique<CudaGpt>(config, attention);
+std::unique_ptr<Model> make_cuda_model(const GptConfig& config, AttentionKind attention, const SpeedOptions& speed) {
+  return std::make_unique<CudaGpt>(config, attention, speed);
 }
 
 }  // namespace gpudirect::train::cuda

@@ -4,6 +4,7 @@
 #include "train/cuda/attention_kind.hpp"
 #include "train/cuda/cuda_check.cuh"
 #include "train/cuda/kernels.cuh"
+#include "train/cuda/speed_options.hpp"
 #include "train/model.hpp"
 
 #include <cstdint>
@@ -90,7 +91,7 @@ CudaGpt& as_cuda_model(Model& model);  // throws std::invalid_argument for anoth
 
 class CudaGpt final : public Model {
  public:
-  CudaGpt(const GptConfig& config, AttentionKind attention);
+  CudaGpt(const GptConfig& config, AttentionKind attention, const SpeedOptions& speed);
   ~CudaGpt() override;
 
   const GptConfig& config() const override { return config_; }
@@ -104,6 +105,7 @@ class CudaGpt final : public Model {
 
   // For the trainer: the device buffers and the stream every kernel of the model runs on.
   AttentionKind attention() const { return attention_; }
+  const SpeedOptions& speed() const { return speed_; }
   float* device_parameters() const { return params_.get(); }
   float* device_gradients() const { return grads_.get(); }
   cudaStream_t stream() const { return stream_; }
@@ -122,6 +124,7 @@ class CudaGpt final : public Model {
 
   GptConfig config_;
   AttentionKind attention_;
+  SpeedOptions speed_;
   ParameterLayout layout_;
   cudaStream_t stream_{};
   cublasHandle_t cublas_{};

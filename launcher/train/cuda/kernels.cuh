@@ -33,11 +33,12 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
 
 // matmul.cu (cuBLAS, fp32 accumulation): out[N, OC] = inp[N, IC] weight[OC, IC]^T + bias, out fp32
 // or bf16 (out_type). Backward: dinp[N, IC] = dout weight (overwritten, dinp_type), dweight += dout^T
-// inp and dbias += column sums of dout (fp32, accumulated); `ones` holds N bf16 ones.
+// inp and dbias += column sums of dout (fp32, accumulated); `ones` holds N bf16 ones. stride: the row
+// stride of out and dout when their rows are padded (gemm_plan.hpp; 0 is OC; no bias then).
 void matmul_forward(cublasHandle_t handle, void* out, cudaDataType_t out_type, const bf16* inp, const bf16* weight, const float* bias,
-                    int N, int IC, int OC, cudaStream_t stream);
+                    int N, int IC, int OC, cudaStream_t stream, int stride = 0);
 void matmul_backward(cublasHandle_t handle, void* dinp, cudaDataType_t dinp_type, float* dweight, float* dbias, const bf16* dout,
-                     const bf16* inp, const bf16* weight, const bf16* ones, int N, int IC, int OC, cudaStream_t stream);
+                     const bf16* inp, const bf16* weight, const bf16* ones, int N, int IC, int OC, cudaStream_t stream, int stride = 0);
 
 // attention.cu: causal multi-head attention over qkv[B, T, 3C] (q | k | v, heads of C/NH channels),
 // one warp per query row with an online softmax; keeps only the log-sum-exp per row (lse[B, NH, T])
@@ -69,9 +70,10 @@ void to_bf16(bf16* out, const float* inp, std::size_t n, cudaStream_t stream);
 void fill_bf16(bf16* out, float value, std::size_t n, cudaStream_t stream);
 
 // cross_entropy.cu: losses[n] = logsumexp(logits[n]) - logits[n][target]; with dlogits non-null also
-// dlogits = dloss * (softmax(logits) - onehot(target)) in bf16. One block per row.
+// dlogits = dloss * (softmax(logits) - onehot(target)) in bf16. One block per row; rows `stride`
+// apart (V, or logits_stride(V) under --pad-vocab), columns V.. of a row neither read nor written.
 void softmax_cross_entropy(float* losses, bf16* dlogits, const float* logits, const std::int32_t* targets, float dloss, int N, int V,
-                           cudaStream_t stream);
+                           int stride, cudaStream_t stream);
 
 // optimizer.cu: AdamW exactly as ../optimizer.cpp on `count` elements (grad scaled by grad_scale
 // first); sum of squares in double into *result (added to it when accumulate), in a fixed order.

@@ -9,7 +9,7 @@
 
 namespace gpudirect::train::cuda {
 
-ModelBufferSizes model_buffer_sizes(const GptConfig& config, AttentionKind attention) {
+ModelBufferSizes model_buffer_sizes(const GptConfig& config, AttentionKind attention, const SpeedOptions& speed) {
   const std::size_t L = static_cast<std::size_t>(config.layers), C = static_cast<std::size_t>(config.width);
   const std::size_t BT = static_cast<std::size_t>(config.micro_batch) * static_cast<std::size_t>(config.seq_len);
   const std::size_t BTC = BT * C, V = static_cast<std::size_t>(config.vocab);
@@ -23,7 +23,7 @@ ModelBufferSizes model_buffer_sizes(const GptConfig& config, AttentionKind atten
   n.res2 = n.res3 = L * BTC;
   n.ln1_mean = n.ln1_rstd = n.ln2_mean = n.ln2_rstd = L * BT;
   n.lnf_mean = n.lnf_rstd = n.losses = BT;
-  n.logits = n.dlogits = BT * V;
+  n.logits = n.dlogits = BT * logits_stride(V, speed);
   n.ln1 = n.atty = n.ln2 = L * BTC;
   n.qkv = L * 3 * BTC;
   n.fch = n.fch_gelu = L * 4 * BTC;
@@ -46,8 +46,9 @@ ModelBufferSizes model_buffer_sizes(const GptConfig& config, AttentionKind atten
   return n;
 }
 
-MemoryPlan plan_memory(const GptConfig& config, const TrainSettings& settings, int world, AttentionKind attention) {
-  const ModelBufferSizes n = model_buffer_sizes(config, attention);
+MemoryPlan plan_memory(const GptConfig& config, const TrainSettings& settings, int world, AttentionKind attention,
+                       const SpeedOptions& speed) {
+  const ModelBufferSizes n = model_buffer_sizes(config, attention, speed);
   constexpr std::uint64_t f32 = 4, bf16 = 2, i32 = 4;
   MemoryPlan plan;
   plan.weights = f32 * n.params + bf16 * n.weights;

@@ -1,0 +1,16 @@
+#include "train/cuda/speed_options.hpp"
+
+namespace gpudirect::train::cuda {
+
+std::string speed_names(const SpeedOptions& speed) {
+  std::string names;
+  const auto add = [&](bool on, const char* name) {
+    if (!on) return;
+    if (!names.empty()) names += ", ";
+    names += name;
+  };
+  add(speed.pad_vocab, "pad-vocab");
+  return names.empty() ? "none" : names;
+}
+
+}  // namespace gpudirect::train::cuda

@@ -1,0 +1,29 @@
+// The CUDA model's optional fast paths (issue 34 item 3), each a switch of `train` (train_options.hpp)
+// that swaps in another kernel or layout; with every switch off the model runs today's kernels, which
+// stay the reference the GPU check compares against. Plain C++, so the train command, the memory plan
+// and the host tests see them in any build. NONE OF THESE HAS RUN ON A GPU YET.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace gpudirect::train::cuda {
+
+struct SpeedOptions {
+  // --pad-vocab: the logits and dlogits rows are logits_stride(V) wide (a multiple of kVocabPadding),
+  // so fp32 rows start 512-byte and bf16 rows 256-byte aligned; the padded columns are never written
+  // by the head's GEMM nor read by the classifier or backward's GEMMs.
+  bool pad_vocab = false;
+};
+
+inline constexpr std::size_t kVocabPadding = 128;
+
+// The row stride of the logits and dlogits: V, or V rounded up to a multiple of kVocabPadding.
+constexpr std::size_t logits_stride(std::size_t vocab, const SpeedOptions& speed) {
+  return speed.pad_vocab ? (vocab + kVocabPadding - 1) / kVocabPadding * kVocabPadding : vocab;
+}
+
+// The switches that are on, as the command line spells them ("pad-vocab, ..."), or "none".
+std::string speed_names(const SpeedOptions& speed);
+
+}  // namespace gpudirect::train::cuda
