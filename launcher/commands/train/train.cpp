@@ -179,6 +179,9 @@ void register_train(CLI::App& app, CommandContext& context) {
   cmd->add_flag("--pad-vocab", o->pad_vocab,
                 "CUDA model: pad the logits rows to a multiple of 128 columns (50257 -> 50304 for GPT-2), so every row is "
                 "256-byte aligned or more; the padded columns are never written or read (not yet run on a GPU)");
+  cmd->add_flag("--multi-tensor-adamw", o->multi_tensor_adamw,
+                "CUDA model: one AdamW launch over every piece of the parameter buffer this rank owns, in place of one per tensor "
+                "(not yet run on a GPU)");
   cmd->add_option("-J,--json", o->json, "write one JSON object per line: start, every step, summary (rank 0; appended on --resume)");
   cmd->add_option("--metrics-file", o->metrics_file,
                   "rank 0 writes loss, step time, tokens/s, MFU and the straggler in the Prometheus text format for node_exporter's "

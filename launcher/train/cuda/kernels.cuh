@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "train/cuda/memory_plan.hpp"
+#include "train/cuda/multi_tensor_adamw.hpp"
 #include "train/optimizer.hpp"
 
 namespace gpudirect::train::cuda {
@@ -83,6 +84,10 @@ void adamw_update(float* parameters, const float* gradients, float* m, float* v,
 // decay flag per tensor), with bias correction for the 1-based step t, as AdamW::step does it.
 void adamw_step(const std::vector<AdamWPiece>& pieces, float* p, const float* g, float* m, float* v, const AdamWSettings& settings,
                 float lr, float grad_scale, long t, cudaStream_t stream);
+// The same step in one launch (--multi-tensor-adamw): `table` on the device, `count` pieces of
+// multi_tensor_table() holding `total` elements.
+void adamw_step_multi_tensor(const MultiTensorPiece* table, int count, std::uint64_t total, float* p, const float* g, float* m, float* v,
+                             const AdamWSettings& settings, float lr, float grad_scale, long t, cudaStream_t stream);
 inline constexpr int kSumOfSquaresBlocks = static_cast<int>(kSumOfSquaresPartials);  // partials holds this many doubles
 void sum_of_squares(double* result, double* partials, const float* values, std::size_t count, bool accumulate, cudaStream_t stream);
 

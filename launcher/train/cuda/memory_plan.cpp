@@ -1,5 +1,6 @@
 #include "train/cuda/memory_plan.hpp"
 
+#include "train/cuda/multi_tensor_adamw.hpp"
 #include "train/gradient_buckets.hpp"
 #include "train/model.hpp"
 #include "train/zero1_shards.hpp"
@@ -64,18 +65,23 @@ MemoryPlan plan_memory(const GptConfig& config, const TrainSettings& settings, i
 
   // The AdamW moments and ZeRO-1's staging, by the backend's own shard rule.
   const bool zero1 = zero1_in_effect(settings, world);
+  const ParameterLayout layout(config);
   std::uint64_t state = n.params;
+  std::vector<Segment> owned{{0, layout.total()}};
   if (zero1) {
-    const ParameterLayout layout(config);
     const std::vector<Bucket> buckets = plan_buckets(layout.tensors(), settings.first_bucket_bytes, settings.bucket_bytes);
+    owned = owned_segments(buckets, world, 0);  // rank 0 owns the most (or as much)
     state = 0;
-    for (const Segment& s : owned_segments(buckets, world, 0)) state += s.count;  // rank 0 owns the most (or as much)
-    std::uint64_t largest = 0;                                                    // one padded bucket at a time (cuda_backend.cu)
+    for (const Segment& s : owned) state += s.count;
+    std::uint64_t largest = 0;  // one padded bucket at a time (cuda_backend.cu)
     for (const Bucket& b : buckets)
       largest = std::max<std::uint64_t>(largest, shard_of(b, world, 0).chunk * static_cast<std::uint64_t>(world));
     plan.zero1_staging = f32 * largest;
   }
   plan.optimizer = 2 * f32 * state;
+  // --multi-tensor-adamw: the owned pieces' table on the device (cuda_backend.cu).
+  if (speed.multi_tensor_adamw)
+    plan.other += sizeof(MultiTensorPiece) * multi_tensor_table(adamw_pieces(layout, owned), 0.0f).pieces.size();
   return plan;
 }
 

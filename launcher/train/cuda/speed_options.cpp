@@ -10,6 +10,7 @@ std::string speed_names(const SpeedOptions& speed) {
     names += name;
   };
   add(speed.pad_vocab, "pad-vocab");
+  add(speed.multi_tensor_adamw, "multi-tensor-adamw");
   return names.empty() ? "none" : names;
 }
 

@@ -14,6 +14,9 @@ struct SpeedOptions {
   // so fp32 rows start 512-byte and bf16 rows 256-byte aligned; the padded columns are never written
   // by the head's GEMM nor read by the classifier or backward's GEMMs.
   bool pad_vocab = false;
+  // --multi-tensor-adamw: one AdamW launch over every owned piece of the parameter buffer
+  // (multi_tensor_adamw.hpp) in place of one per tensor.
+  bool multi_tensor_adamw = false;
 };
 
 inline constexpr std::size_t kVocabPadding = 128;
