@@ -30,6 +30,7 @@ train::cuda::SpeedOptions speed_for(const TrainOptions& o, bool use_cuda, const 
   train::cuda::SpeedOptions speed;
   speed.pad_vocab = o.pad_vocab;
   speed.multi_tensor_adamw = o.multi_tensor_adamw;
+  speed.vector_loads = o.vector_loads;
   const std::string names = train::cuda::speed_names(speed);
   if (names != "none" && !use_cuda)
     throw UsageError("--" + names.substr(0, names.find(',')) + " is a switch of the CUDA model, and this run uses the CPU model" +

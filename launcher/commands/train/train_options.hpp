@@ -32,6 +32,7 @@ struct TrainOptions {
   // The CUDA model's fast paths (speed_for, speed_options.hpp).
   bool pad_vocab = false;
   bool multi_tensor_adamw = false;
+  bool vector_loads = false;
   std::string json, metrics_file;
   double peak_tflops = 0;
   double bucket_mib = 25, first_bucket_mib = 1;

@@ -138,7 +138,7 @@ TensorCoreScratch CudaGpt::tensor_core_scratch() const {
 
 void CudaGpt::zero_gradients() { GPUDIRECT_CUDA(cudaMemsetAsync(grads_.get(), 0, layout_.total() * sizeof(float), stream_)); }
 
-void CudaGpt::parameters_changed() { to_bf16(weights_.get(), params_.get(), layout_.total(), stream_); }
+void CudaGpt::parameters_changed() { to_bf16(weights_.get(), params_.get(), layout_.total(), stream_, speed_.vector_loads); }
 
 void CudaGpt::upload_parameters(std::span<const float> host) {
   if (host.size() != layout_.total())
@@ -233,12 +233,12 @@ void CudaGpt::run_forward(bool with_gradient, float dloss) {
     else
       attention_forward(atty, lse_.get() + L * rows, qkv, B, T, C, NH, stream_);
     matmul_forward(cublas_, branch_.get(), CUDA_R_32F, atty, W + o.projw, P + o.projb, BT, C, C, stream_);
-    residual_forward(res2, x, branch_.get(), btc, stream_);
+    residual_forward(res2, x, branch_.get(), btc, stream_, speed_.vector_loads);
     layernorm_forward(ln2, ln2_mean_.get() + L * bt, ln2_rstd_.get() + L * bt, res2, P + o.ln2w, P + o.ln2b, BT, C, stream_);
     matmul_forward(cublas_, fch, CUDA_R_16BF, ln2, W + o.fcw, P + o.fcb, BT, C, 4 * C, stream_);
-    gelu_forward(fch_gelu, fch, 4 * btc, stream_);
+    gelu_forward(fch_gelu, fch, 4 * btc, stream_, speed_.vector_loads);
     matmul_forward(cublas_, branch_.get(), CUDA_R_32F, fch_gelu, W + o.fcprojw, P + o.fcprojb, BT, 4 * C, C, stream_);
-    residual_forward(res3_.get() + L * btc, res2, branch_.get(), btc, stream_);
+    residual_forward(res3_.get() + L * btc, res2, branch_.get(), btc, stream_, speed_.vector_loads);
   }
   const std::size_t last = static_cast<std::size_t>(config_.layers - 1);
   layernorm_forward(lnf_.get(), lnf_mean_.get(), lnf_rstd_.get(), res3_.get() + last * btc, P + layout_.find("lnf.w").offset,
@@ -276,15 +276,15 @@ void CudaGpt::run_backward(const GradientReady& on_ready) {
     const BlockOffsets o = block_offsets(layout_, l);
     const std::size_t L = static_cast<std::size_t>(l);
     const float* x = l == 0 ? encoded_.get() : res3_.get() + (L - 1) * btc;
-    to_bf16(dresidual_bf16_.get(), dresidual_.get(), btc, stream_);
+    to_bf16(dresidual_bf16_.get(), dresidual_.get(), btc, stream_, speed_.vector_loads);
     matmul_backward(cublas_, dfch_gelu_.get(), CUDA_R_16BF, G + o.fcprojw, G + o.fcprojb, dresidual_bf16_.get(),
                     fch_gelu_.get() + L * 4 * btc, W + o.fcprojw, ones_.get(), BT, 4 * C, C, stream_);
-    gelu_backward(dfch_.get(), fch_.get() + L * 4 * btc, dfch_gelu_.get(), 4 * btc, stream_);
+    gelu_backward(dfch_.get(), fch_.get() + L * 4 * btc, dfch_gelu_.get(), 4 * btc, stream_, speed_.vector_loads);
     matmul_backward(cublas_, dln_.get(), CUDA_R_32F, G + o.fcw, G + o.fcb, dfch_.get(), ln2_.get() + L * btc, W + o.fcw, ones_.get(), BT, C,
                     4 * C, stream_);
     layernorm_backward(dresidual_.get(), G + o.ln2w, G + o.ln2b, dln_.get(), res2_.get() + L * btc, P + o.ln2w, ln2_mean_.get() + L * bt,
                        ln2_rstd_.get() + L * bt, BT, C, stream_);
-    to_bf16(dresidual_bf16_.get(), dresidual_.get(), btc, stream_);
+    to_bf16(dresidual_bf16_.get(), dresidual_.get(), btc, stream_, speed_.vector_loads);
     matmul_backward(cublas_, datty_.get(), CUDA_R_16BF, G + o.projw, G + o.projb, dresidual_bf16_.get(), atty_.get() + L * btc, W + o.projw,
                     ones_.get(), BT, C, C, stream_);
     if (attention_ == AttentionKind::tensor_core)

@@ -63,11 +63,13 @@ void attention_forward_tensor_core(cublasHandle_t handle, bf16* out, bf16* probs
 void attention_backward_tensor_core(cublasHandle_t handle, bf16* dqkv, const bf16* dout, const bf16* qkv, const bf16* probs,
                                     const TensorCoreScratch& scratch, int B, int T, int C, int NH, cudaStream_t stream);
 
-// elementwise.cu
-void gelu_forward(bf16* out, const bf16* inp, std::size_t n, cudaStream_t stream);
-void gelu_backward(bf16* dinp, const bf16* inp, const bf16* dout, std::size_t n, cudaStream_t stream);  // dinp overwritten
-void residual_forward(float* out, const float* a, const float* b, std::size_t n, cudaStream_t stream);
-void to_bf16(bf16* out, const float* inp, std::size_t n, cudaStream_t stream);
+// elementwise.cu. vector_loads (--vector-loads, vector_loads.hpp): 16-byte packs and a scalar tail
+// where every pointer is 16-byte aligned; the one-element-per-thread kernels otherwise (the reference).
+void gelu_forward(bf16* out, const bf16* inp, std::size_t n, cudaStream_t stream, bool vector_loads = false);
+void gelu_backward(bf16* dinp, const bf16* inp, const bf16* dout, std::size_t n, cudaStream_t stream,
+                   bool vector_loads = false);  // dinp overwritten
+void residual_forward(float* out, const float* a, const float* b, std::size_t n, cudaStream_t stream, bool vector_loads = false);
+void to_bf16(bf16* out, const float* inp, std::size_t n, cudaStream_t stream, bool vector_loads = false);
 void fill_bf16(bf16* out, float value, std::size_t n, cudaStream_t stream);
 
 // cross_entropy.cu: losses[n] = logsumexp(logits[n]) - logits[n][target]; with dlogits non-null also

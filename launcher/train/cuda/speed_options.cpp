@@ -11,6 +11,7 @@ std::string speed_names(const SpeedOptions& speed) {
   };
   add(speed.pad_vocab, "pad-vocab");
   add(speed.multi_tensor_adamw, "multi-tensor-adamw");
+  add(speed.vector_loads, "vector-loads");
   return names.empty() ? "none" : names;
 }
 

@@ -17,6 +17,9 @@ struct SpeedOptions {
   // --multi-tensor-adamw: one AdamW launch over every owned piece of the parameter buffer
   // (multi_tensor_adamw.hpp) in place of one per tensor.
   bool multi_tensor_adamw = false;
+  // --vector-loads: GELU, the residual add and fp32 -> bf16 move 16 bytes per load and store, with a
+  // scalar tail (vector_loads.hpp).
+  bool vector_loads = false;
 };
 
 inline constexpr std::size_t kVocabPadding = 128;
