@@ -45,7 +45,9 @@ void set_up_cuda(Training& t, train::cuda::AttentionKind attention, const train:
   const std::string too_big = train::cuda::does_not_fit(plan, train::cuda::device_memory_free(), config, settings.zero1);
   if (!too_big.empty())
     throw std::runtime_error("on " + session.context.hostname + " GPU " + std::to_string(device.index) + ": " + too_big);
-  t.communicator = comm::make_communicator({"nccl", session_options.timeout, "gpudirect train"}, session);
+  t.communicator = comm::make_communicator({"nccl", session_options.timeout, "gpudirect train",
+                                            speed.nccl_high_priority ? comm::StreamPriority::high : comm::StreamPriority::normal},
+                                           session);
   t.model = train::cuda::make_cuda_model(config, attention, speed);
   t.trainer =
       std::make_unique<train::Trainer>(*t.model, data, settings, train::cuda::make_cuda_backend(*t.model, *t.communicator, settings));
@@ -59,7 +61,8 @@ void set_up_cuda(Training& t, train::cuda::AttentionKind attention, const train:
 void set_up_cpu(Training& t, const TrainOptions& o, const train::GptConfig& config, const train::TrainSettings& settings,
                 train::DataSource& data, bootstrap::Session& session, const bootstrap::SessionOptions& session_options) {
   const bootstrap::LaunchContext& context = session.context;
-  t.communicator = comm::make_communicator({"libfabric", session_options.timeout, "gpudirect train"}, session);
+  t.communicator =
+      comm::make_communicator({"libfabric", session_options.timeout, "gpudirect train", comm::StreamPriority::normal}, session);
   const int threads = o.threads > 0 ? o.threads : default_threads(context);
   t.model = train::make_cpu_model(config, threads, train::gradients_in_communicator_memory(*t.communicator));
   train::initialize_parameters(config, t.model->parameters(), config.seed);

@@ -12,6 +12,7 @@ std::string speed_names(const SpeedOptions& speed) {
   add(speed.pad_vocab, "pad-vocab");
   add(speed.multi_tensor_adamw, "multi-tensor-adamw");
   add(speed.vector_loads, "vector-loads");
+  add(speed.nccl_high_priority, "nccl-high-priority");
   return names.empty() ? "none" : names;
 }
 

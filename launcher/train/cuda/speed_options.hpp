@@ -20,6 +20,9 @@ struct SpeedOptions {
   // --vector-loads: GELU, the residual add and fp32 -> bf16 move 16 bytes per load and store, with a
   // scalar tail (vector_loads.hpp).
   bool vector_loads = false;
+  // --nccl-high-priority: the NCCL communicator's CUDA stream at the device's greatest priority
+  // (comm/stream_priority.hpp), so its kernels are scheduled ahead of backward's.
+  bool nccl_high_priority = false;
 };
 
 inline constexpr std::size_t kVocabPadding = 128;
