@@ -188,6 +188,9 @@ void register_train(CLI::App& app, CommandContext& context) {
   cmd->add_flag("--nccl-high-priority", o->nccl_high_priority,
                 "CUDA model: NCCL's CUDA stream at the GPU's greatest stream priority, so the gradient collectives' kernels are "
                 "scheduled ahead of backward's (not yet run on a GPU)");
+  cmd->add_flag("--recompute", o->recompute,
+                "CUDA model: keep only each block's input and one block's activations, and run each block's forward again in "
+                "backward (each block's forward computed twice; the memory plan shows what it saves; not yet run on a GPU)");
   cmd->add_option("-J,--json", o->json, "write one JSON object per line: start, every step, summary (rank 0; appended on --resume)");
   cmd->add_option("--metrics-file", o->metrics_file,
                   "rank 0 writes loss, step time, tokens/s, MFU and the straggler in the Prometheus text format for node_exporter's "

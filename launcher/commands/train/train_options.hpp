@@ -34,6 +34,7 @@ struct TrainOptions {
   bool multi_tensor_adamw = false;
   bool vector_loads = false;
   bool nccl_high_priority = false;
+  bool recompute = false;
   std::string json, metrics_file;
   double peak_tflops = 0;
   double bucket_mib = 25, first_bucket_mib = 1;

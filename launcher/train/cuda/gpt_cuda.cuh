@@ -118,6 +118,7 @@ class CudaGpt final : public Model {
  private:
   void upload_batch(std::span<const std::int32_t> inputs, std::span<const std::int32_t> targets, bool groups);
   void run_forward(bool with_gradient, float dloss);
+  void block_forward(int l, bool recomputing);
   void run_backward(const GradientReady& on_ready);
   float mean_loss();
   TensorCoreScratch tensor_core_scratch() const;
@@ -135,7 +136,8 @@ class CudaGpt final : public Model {
   PinnedArray<std::int32_t> staged_;
   DeviceArray<std::int32_t> inputs_, targets_, group_tokens_, group_offsets_, group_positions_;
   int groups_ = 0;
-  // Activations kept for backward: per layer (L slices) or once.
+  // Activations kept for backward: per layer (L slices; one slice for a block's activations under
+  // --recompute: memory_plan.hpp, activation_slot) or once.
   DeviceArray<float> encoded_, res2_, res3_, ln1_mean_, ln1_rstd_, ln2_mean_, ln2_rstd_, lse_, lnf_mean_, lnf_rstd_, logits_, losses_;
   DeviceArray<bf16> ln1_, qkv_, atty_, ln2_, fch_, fch_gelu_, lnf_, dlogits_;
   // Scratch: a branch's fp32 output before the residual add, and backward's buffers reused per layer.

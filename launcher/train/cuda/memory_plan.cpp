@@ -11,7 +11,10 @@
 namespace gpudirect::train::cuda {
 
 ModelBufferSizes model_buffer_sizes(const GptConfig& config, AttentionKind attention, const SpeedOptions& speed) {
-  const std::size_t L = static_cast<std::size_t>(config.layers), C = static_cast<std::size_t>(config.width);
+  // L: the block inputs (res3) of every layer; S: the layers whose block activations are kept at once
+  // (every layer, or one under --recompute: speed_options.hpp).
+  const std::size_t L = static_cast<std::size_t>(config.layers), S = saved_layers(config.layers, speed);
+  const std::size_t C = static_cast<std::size_t>(config.width);
   const std::size_t BT = static_cast<std::size_t>(config.micro_batch) * static_cast<std::size_t>(config.seq_len);
   const std::size_t BTC = BT * C, V = static_cast<std::size_t>(config.vocab);
   const std::size_t rows = BT * static_cast<std::size_t>(config.heads);  // attention rows: B x H x T
@@ -21,23 +24,24 @@ ModelBufferSizes model_buffer_sizes(const GptConfig& config, AttentionKind atten
   n.inputs = n.targets = n.group_tokens = n.group_positions = BT;
   n.group_offsets = BT + 1;
   n.encoded = BTC;
-  n.res2 = n.res3 = L * BTC;
-  n.ln1_mean = n.ln1_rstd = n.ln2_mean = n.ln2_rstd = L * BT;
+  n.res3 = L * BTC;
+  n.res2 = S * BTC;
+  n.ln1_mean = n.ln1_rstd = n.ln2_mean = n.ln2_rstd = S * BT;
   n.lnf_mean = n.lnf_rstd = n.losses = BT;
   n.logits = n.dlogits = BT * logits_stride(V, speed);
-  n.ln1 = n.atty = n.ln2 = L * BTC;
-  n.qkv = L * 3 * BTC;
-  n.fch = n.fch_gelu = L * 4 * BTC;
+  n.ln1 = n.atty = n.ln2 = S * BTC;
+  n.qkv = S * 3 * BTC;
+  n.fch = n.fch_gelu = S * 4 * BTC;
   n.lnf = BTC;
   n.branch = n.dresidual = n.dln = BTC;
   if (attention == AttentionKind::tensor_core) {
     const std::size_t scores = rows * static_cast<std::size_t>(config.seq_len);  // B x NH x T x T
-    n.probs = L * scores;
+    n.probs = S * scores;
     n.scores = n.dscores = scores;
     n.qkv_heads = n.dqkv_heads = 3 * BTC;
     n.heads = BTC;
   } else {
-    n.lse = L * rows;
+    n.lse = S * rows;
     n.attention_scratch = rows;
   }
   n.dresidual_bf16 = n.datty = BTC;

@@ -13,6 +13,7 @@ std::string speed_names(const SpeedOptions& speed) {
   add(speed.multi_tensor_adamw, "multi-tensor-adamw");
   add(speed.vector_loads, "vector-loads");
   add(speed.nccl_high_priority, "nccl-high-priority");
+  add(speed.recompute, "recompute");
   return names.empty() ? "none" : names;
 }
 

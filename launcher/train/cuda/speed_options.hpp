@@ -23,7 +23,18 @@ struct SpeedOptions {
   // --nccl-high-priority: the NCCL communicator's CUDA stream at the device's greatest priority
   // (comm/stream_priority.hpp), so its kernels are scheduled ahead of backward's.
   bool nccl_high_priority = false;
+  // --recompute: keep each block's input (the residual stream between blocks) and one block's
+  // activations; backward runs each block's forward again before its backward (gpt_cuda.cu), so the
+  // activations of L blocks take the memory of one (memory_plan.hpp).
+  bool recompute = false;
 };
+
+// Layers whose block activations are kept at once: every layer, or one under --recompute.
+constexpr std::size_t saved_layers(int layers, const SpeedOptions& speed) { return speed.recompute ? 1 : static_cast<std::size_t>(layers); }
+// The slot of layer l's block activations in those buffers.
+constexpr std::size_t activation_slot(int layer, const SpeedOptions& speed) {
+  return speed.recompute ? 0 : static_cast<std::size_t>(layer);
+}
 
 inline constexpr std::size_t kVocabPadding = 128;
 
