@@ -7,7 +7,8 @@
 #      kinds with the CPU and with each other, and the whole model's gradients with the reference
 #      kernels' (today's warp-per-row attention stays the reference);
 #   3. gpudirect-launch train --backend nccl against --backend libfabric, tiny, 10 steps: every
-#      step's loss within 1% (the command line users run, JSON lines compared), with each attention;
+#      step's loss within 1% (the command line users run, JSON lines compared), with each attention,
+#      and with every fast path of issue 34 item 3 switched on (speed_options.hpp);
 #   4. with 2+ GPUs: 2 ranks (--np 2), plain and --zero1, against 1 rank: losses within 1%.
 #   5. ZeRO-1 forced at one GPU, and with 2+ GPUs ZeRO-1 against replicated: parameters and both
 #      AdamW moments element by element (relative L2 1e-6).
@@ -78,7 +79,7 @@ print("  ok: every step within 1%")
 PY
 }
 
-step "gpudirect-launch train: --backend nccl (both attentions) against --backend libfabric (tiny, 10 steps)"
+step "gpudirect-launch train: --backend nccl (both attentions, and the fast paths) against --backend libfabric (tiny, 10 steps)"
 common=(train --preset tiny --steps 10 --data mock)
 "$launch" "${common[@]}" --backend libfabric -J "$work/cpu.jsonl" >"$work/cpu.log" 2>&1 || { cat "$work/cpu.log"; failed=1; }
 "$launch" "${common[@]}" --backend nccl -J "$work/gpu.jsonl" --checkpoint "$work/gpu.ckpt" >"$work/gpu.log" 2>&1 || { cat "$work/gpu.log"; failed=1; }
@@ -88,6 +89,12 @@ compare_losses "$work/cpu.jsonl" "$work/gpu.jsonl" "CPU vs CUDA"
   { cat "$work/gpu-tc.log"; failed=1; }
 grep -q "tensor-core attention" "$work/gpu-tc.log" || { echo "  FAIL: the tensor-core attention was not in effect"; failed=1; }
 compare_losses "$work/cpu.jsonl" "$work/gpu-tc.jsonl" "CPU vs CUDA with the tensor-core attention"
+# The fast paths of issue 34 item 3 (speed_options.hpp, docs/model.md), all switched on together.
+fast_paths=(--pad-vocab --multi-tensor-adamw --vector-loads --nccl-high-priority --recompute)
+"$launch" "${common[@]}" --backend nccl "${fast_paths[@]}" -J "$work/gpu-fast.jsonl" >"$work/gpu-fast.log" 2>&1 ||
+  { cat "$work/gpu-fast.log"; failed=1; }
+grep -q "fast paths: pad-vocab, multi-tensor-adamw, vector-loads, nccl-high-priority, recompute" "$work/gpu-fast.log" || { echo "  FAIL: the fast paths were not in effect"; failed=1; }
+compare_losses "$work/cpu.jsonl" "$work/gpu-fast.jsonl" "CPU vs CUDA with ${fast_paths[*]}"
 
 # ZeRO-1 against replicated, element by element: the parameters and both AdamW moments (gathered
 # from the shards for the checkpoint) must agree, or a shard, a reduce-scatter or a gather is off.

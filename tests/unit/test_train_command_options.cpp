@@ -87,3 +87,15 @@ TEST_CASE("train options: --attention defaults to the reference kernels, tensor-
   CHECK(gpudirect::train::cuda::attention_name(AttentionKind::tensor_core) == "tensor-core");
   CHECK(gpudirect::train::cuda::attention_name(AttentionKind::reference) == "reference");
 }
+
+TEST_CASE("train options: the CUDA fast paths are off by default and refused on the CPU model", "[train][command]") {
+  TrainOptions o;
+  CHECK(gpudirect::train::cuda::speed_names(speed_for(o, false, "")) == "none");
+  o.pad_vocab = true;
+  CHECK(speed_for(o, true, "").pad_vocab);
+  o.multi_tensor_adamw = true;
+  CHECK(speed_for(o, true, "").multi_tensor_adamw);
+  CHECK(gpudirect::train::cuda::speed_names(speed_for(o, true, "")) == "pad-vocab, multi-tensor-adamw");
+  CHECK_THROWS_WITH(speed_for(o, false, "no CUDA device"),
+                    Catch::Contains("--pad-vocab is a switch of the CUDA model") && Catch::Contains("(no CUDA device)"));
+}

@@ -418,7 +418,8 @@ int run_bench(const BenchOptions& options, const bootstrap::SessionOptions& sess
       throw UsageError(e.what());
     }
   }
-  auto communicator = comm::make_communicator({options.backend, session_options.timeout, "gpudirect bench"}, session);
+  auto communicator =
+      comm::make_communicator({options.backend, session_options.timeout, "gpudirect bench", comm::StreamPriority::normal}, session);
   Runner runner(options, session, *communicator, comm::info_of(*collective));
   if (session.store)
     runner.set_hosts(session.store->all_gather("bench/hosts", session.context.hostname));

@@ -29,8 +29,9 @@ int default_threads(const bootstrap::LaunchContext& context) {
 }
 
 #ifdef GPUDIRECT_HAVE_CUDA_TRAINING
-void set_up_cuda(Training& t, train::cuda::AttentionKind attention, const train::GptConfig& config, const train::TrainSettings& settings,
-                 train::DataSource& data, bootstrap::Session& session, const bootstrap::SessionOptions& session_options) {
+void set_up_cuda(Training& t, train::cuda::AttentionKind attention, const train::cuda::SpeedOptions& speed, const train::GptConfig& config,
+                 const train::TrainSettings& settings, train::DataSource& data, bootstrap::Session& session,
+                 const bootstrap::SessionOptions& session_options) {
   const train::cuda::DeviceInfo device = train::cuda::select_device(session.context.local_rank);
   if (t.peak_flops <= 0) {
     if (device.peak_bf16_flops <= 0)
@@ -39,26 +40,29 @@ void set_up_cuda(Training& t, train::cuda::AttentionKind attention, const train:
     t.peak_source = "dense bf16 peak of " + device.name;
   }
   // The memory plan before anything is allocated: a run that cannot fit stops here, naming the numbers.
-  const train::cuda::MemoryPlan plan = train::cuda::plan_memory(config, settings, session.context.size, attention);
+  const train::cuda::MemoryPlan plan = train::cuda::plan_memory(config, settings, session.context.size, attention, speed);
   t.memory_plan = train::cuda::describe(plan);
   const std::string too_big = train::cuda::does_not_fit(plan, train::cuda::device_memory_free(), config, settings.zero1);
   if (!too_big.empty())
     throw std::runtime_error("on " + session.context.hostname + " GPU " + std::to_string(device.index) + ": " + too_big);
-  t.communicator = comm::make_communicator({"nccl", session_options.timeout, "gpudirect train"}, session);
-  t.model = train::cuda::make_cuda_model(config, attention);
+  t.communicator = comm::make_communicator({"nccl", session_options.timeout, "gpudirect train",
+                                            speed.nccl_high_priority ? comm::StreamPriority::high : comm::StreamPriority::normal},
+                                           session);
+  t.model = train::cuda::make_cuda_model(config, attention, speed);
   t.trainer =
       std::make_unique<train::Trainer>(*t.model, data, settings, train::cuda::make_cuda_backend(*t.model, *t.communicator, settings));
   t.model_description = "CUDA model (bf16 matmuls and activations, fp32 master weights and AdamW state, " +
-                        train::cuda::attention_name(attention) +
-                        " attention; NOT YET VERIFIED ON A GPU, see tests/gpu/check_cuda_training.sh) on GPU " +
-                        std::to_string(device.index) + " [" + device.pci_bus + "] " + device.name;
+                        train::cuda::attention_name(attention) + " attention, fast paths: " + train::cuda::speed_names(speed) +
+                        "; NOT YET VERIFIED ON A GPU, see tests/gpu/check_cuda_training.sh) on GPU " + std::to_string(device.index) + " [" +
+                        device.pci_bus + "] " + device.name;
 }
 #endif
 
 void set_up_cpu(Training& t, const TrainOptions& o, const train::GptConfig& config, const train::TrainSettings& settings,
                 train::DataSource& data, bootstrap::Session& session, const bootstrap::SessionOptions& session_options) {
   const bootstrap::LaunchContext& context = session.context;
-  t.communicator = comm::make_communicator({"libfabric", session_options.timeout, "gpudirect train"}, session);
+  t.communicator =
+      comm::make_communicator({"libfabric", session_options.timeout, "gpudirect train", comm::StreamPriority::normal}, session);
   const int threads = o.threads > 0 ? o.threads : default_threads(context);
   t.model = train::make_cpu_model(config, threads, train::gradients_in_communicator_memory(*t.communicator));
   train::initialize_parameters(config, t.model->parameters(), config.seed);
@@ -110,7 +114,7 @@ Training set_up_training(const TrainOptions& o, bool use_cuda, train::cuda::Atte
   t.peak_source = "--peak-tflops";
 #ifdef GPUDIRECT_HAVE_CUDA_TRAINING
   if (use_cuda) {
-    set_up_cuda(t, attention, config, settings, data, session, session_options);
+    set_up_cuda(t, attention, speed_for(o, true, ""), config, settings, data, session, session_options);
     return t;
   }
 #endif

@@ -26,6 +26,20 @@ train::cuda::AttentionKind attention_for(const TrainOptions& o, bool use_cuda, c
   return *kind;
 }
 
+train::cuda::SpeedOptions speed_for(const TrainOptions& o, bool use_cuda, const std::string& backend_reason) {
+  train::cuda::SpeedOptions speed;
+  speed.pad_vocab = o.pad_vocab;
+  speed.multi_tensor_adamw = o.multi_tensor_adamw;
+  speed.vector_loads = o.vector_loads;
+  speed.nccl_high_priority = o.nccl_high_priority;
+  speed.recompute = o.recompute;
+  const std::string names = train::cuda::speed_names(speed);
+  if (names != "none" && !use_cuda)
+    throw UsageError("--" + names.substr(0, names.find(',')) + " is a switch of the CUDA model, and this run uses the CPU model" +
+                     (backend_reason.empty() ? std::string() : " (" + backend_reason + ")") + ": pass --backend nccl on a GPU node");
+  return speed;
+}
+
 train::GptConfig build_config(const TrainOptions& o) {
   train::GptConfig config;
   try {

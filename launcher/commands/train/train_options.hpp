@@ -4,6 +4,7 @@
 
 #include "command_errors.hpp"
 #include "train/cuda/attention_kind.hpp"
+#include "train/cuda/speed_options.hpp"
 #include "train/gpt_config.hpp"
 #include "train/train_settings.hpp"
 
@@ -28,6 +29,12 @@ struct TrainOptions {
   int threads = 0;
   std::string backend = "auto";
   std::string attention = "reference";
+  // The CUDA model's fast paths (speed_for, speed_options.hpp).
+  bool pad_vocab = false;
+  bool multi_tensor_adamw = false;
+  bool vector_loads = false;
+  bool nccl_high_priority = false;
+  bool recompute = false;
   std::string json, metrics_file;
   double peak_tflops = 0;
   double bucket_mib = 25, first_bucket_mib = 1;
@@ -41,6 +48,10 @@ void check_options(const TrainOptions& o);
 // The attention --attention names, once the backend is known: the tensor-core one is a kernel of the
 // CUDA model, so asking for it on the CPU model is a UsageError (backend_reason says why that model).
 train::cuda::AttentionKind attention_for(const TrainOptions& o, bool use_cuda, const std::string& backend_reason);
+
+// The CUDA model's fast paths the switches ask for (speed_options.hpp: --pad-vocab, ...). Each is a
+// kernel or layout of the CUDA model, so asking for one on the CPU model is a UsageError naming it.
+train::cuda::SpeedOptions speed_for(const TrainOptions& o, bool use_cuda, const std::string& backend_reason);
 
 // The preset with the overrides ("+overrides" appended to its name when any changed it). Throws
 // UsageError for an unknown preset or a shape the model cannot take.

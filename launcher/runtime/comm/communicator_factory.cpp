@@ -24,7 +24,7 @@ std::unique_ptr<Communicator> make_communicator(const CommunicatorOptions& optio
   const std::string chosen = backend == "auto" ? (nccl_available() ? "nccl" : "libfabric") : backend;
   if (chosen == "nccl") {
 #ifdef GPUDIRECT_HAVE_NCCL
-    return make_nccl_communicator(session, options.timeout);
+    return make_nccl_communicator(session, options.timeout, options.stream_priority);
 #else
     throw std::invalid_argument(
         "this gpudirect-launch was built without NCCL (CUDA/NCCL not found at build time): use --backend libfabric");

@@ -4,6 +4,7 @@
 
 #include "bootstrap/session.hpp"
 #include "comm/communicator.hpp"
+#include "comm/stream_priority.hpp"
 
 #include <chrono>
 #include <memory>
@@ -12,9 +13,10 @@
 namespace gpudirect::comm {
 
 struct CommunicatorOptions {
-  std::string backend = "auto";               // "auto", "nccl" or "libfabric"
-  std::chrono::milliseconds timeout{30000};   // a peer silent for this long is an error
-  std::string reporter = "gpudirect-launch";  // the command, where the communicator itself must report
+  std::string backend = "auto";                             // "auto", "nccl" or "libfabric"
+  std::chrono::milliseconds timeout{30000};                 // a peer silent for this long is an error
+  std::string reporter = "gpudirect-launch";                // the command, where the communicator itself must report
+  StreamPriority stream_priority = StreamPriority::normal;  // NCCL's CUDA stream (stream_priority.hpp)
 };
 
 // Throws CommError (or std::invalid_argument) with the reason.

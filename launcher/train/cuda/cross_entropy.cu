@@ -8,9 +8,9 @@ namespace {
 // One block per row: the max, the sum of exp(x - max), the loss in log-sum-exp form (exact even when
 // the target's probability underflows), then the gradient from the same two numbers.
 __global__ void softmax_cross_entropy_kernel(float* losses, bf16* dlogits, const float* logits, const std::int32_t* targets, float dloss,
-                                             int V) {
+                                             int V, int stride) {
   __shared__ float shared[kThreadsPerBlock / kWarpSize];
-  const std::size_t at = static_cast<std::size_t>(blockIdx.x) * V;
+  const std::size_t at = static_cast<std::size_t>(blockIdx.x) * stride;
   const float* x = logits + at;
   float local_max = -INFINITY;
   for (int i = threadIdx.x; i < V; i += blockDim.x) local_max = fmaxf(local_max, x[i]);
@@ -31,8 +31,9 @@ __global__ void softmax_cross_entropy_kernel(float* losses, bf16* dlogits, const
 }  // namespace
 
 void softmax_cross_entropy(float* losses, bf16* dlogits, const float* logits, const std::int32_t* targets, float dloss, int N, int V,
-                           cudaStream_t stream) {
-  softmax_cross_entropy_kernel<<<static_cast<unsigned>(N), kThreadsPerBlock, 0, stream>>>(losses, dlogits, logits, targets, dloss, V);
+                           int stride, cudaStream_t stream) {
+  softmax_cross_entropy_kernel<<<static_cast<unsigned>(N), kThreadsPerBlock, 0, stream>>>(losses, dlogits, logits, targets, dloss, V,
+                                                                                          stride);
   GPUDIRECT_LAUNCHED();
 }
 

@@ -9,6 +9,7 @@
 #include "train/cuda/cuda_training.hpp"
 #include "train/cuda/gpt_cuda.cuh"
 #include "train/cuda/memory_plan.hpp"
+#include "train/cuda/multi_tensor_adamw.hpp"
 #include "train/gradient_buckets.hpp"
 #include "train/zero1_shards.hpp"
 
@@ -36,6 +37,7 @@ class CudaBackend final : public TrainBackend {
         owned_(zero1_ ? owned_segments(buckets_, world_, rank_) : std::vector<Segment>{{0, model.layout().total()}}),
         state_at_(zero1_ ? state_offsets(buckets_, world_, rank_) : std::vector<std::size_t>{}),
         pieces_(adamw_pieces(model.layout(), owned_)),
+        table_(multi_tensor_table(pieces_, settings.adamw.weight_decay)),
         ready_(false),
         backward_done_(true),
         grads_done_(true),
@@ -59,6 +61,12 @@ class CudaBackend final : public TrainBackend {
       for (const Bucket& b : buckets_) largest = std::max(largest, padded_count(b));
       staging_ = DeviceArray<float>(largest);
       GPUDIRECT_CUDA(cudaMemsetAsync(staging_.get(), 0, largest * sizeof(float), compute_));
+    }
+    if (model.speed().multi_tensor_adamw) {
+      // The owned pieces as one table on the device (--multi-tensor-adamw; counted in the memory plan).
+      table_on_device_ = DeviceArray<MultiTensorPiece>(table_.pieces.size());
+      GPUDIRECT_CUDA(cudaMemcpyAsync(table_on_device_.get(), table_.pieces.data(), table_.pieces.size() * sizeof(MultiTensorPiece),
+                                     cudaMemcpyHostToDevice, compute_));
     }
     GPUDIRECT_CUDA(cudaStreamSynchronize(compute_));
   }
@@ -137,6 +145,11 @@ class CudaBackend final : public TrainBackend {
   }
 
   void optimizer_step(float lr, float grad_scale, long t) override {
+    if (model_.speed().multi_tensor_adamw) {
+      adamw_step_multi_tensor(table_on_device_.get(), static_cast<int>(table_.pieces.size()), table_.total, model_.device_parameters(),
+                              model_.device_gradients(), m_.get(), v_.get(), adamw_settings_, lr, grad_scale, t, compute_);
+      return;
+    }
     adamw_step(pieces_, model_.device_parameters(), model_.device_gradients(), m_.get(), v_.get(), adamw_settings_, lr, grad_scale, t,
                compute_);
   }
@@ -298,6 +311,8 @@ class CudaBackend final : public TrainBackend {
   std::vector<Segment> owned_;
   std::vector<std::size_t> state_at_;
   std::vector<AdamWPiece> pieces_;
+  MultiTensorTable table_;
+  DeviceArray<MultiTensorPiece> table_on_device_;  // --multi-tensor-adamw only
   Event ready_, backward_done_, grads_done_, comm_start_, comm_end_;
   DeviceArray<double> partials_, sum_of_squares_;
   DeviceArray<std::uint8_t> scratch_;

@@ -8,6 +8,7 @@
 
 #include "comm/communicator.hpp"
 #include "train/cuda/attention_kind.hpp"
+#include "train/cuda/speed_options.hpp"
 #include "train/model.hpp"
 #include "train/train_backend.hpp"
 #include "train/train_settings.hpp"
@@ -49,8 +50,10 @@ std::size_t device_memory_used();
 // copies downloaded on each call (for checks and checkpoints); GradientReady ranges are reported when
 // their kernels are enqueued on the model's stream. Throws std::invalid_argument for a shape the
 // kernels cannot take. attention: the warp-per-row kernels (the reference) or cuBLAS's tensor cores
-// (attention_kind.hpp; not yet run on a GPU either).
-std::unique_ptr<Model> make_cuda_model(const GptConfig& config, AttentionKind attention = AttentionKind::reference);
+// (attention_kind.hpp; not yet run on a GPU either). speed: the optional fast paths of
+// speed_options.hpp (all off: today's kernels; none has run on a GPU).
+std::unique_ptr<Model> make_cuda_model(const GptConfig& config, AttentionKind attention = AttentionKind::reference,
+                                       const SpeedOptions& speed = {});
 
 // The Trainer's backend on the GPU (train_backend.hpp): gradient buckets all-reduced (or
 // reduce-scattered under ZeRO-1) by `comm` on its stream as soon as backward has enqueued them, AdamW

@@ -41,14 +41,20 @@ struct GemmPlan {
   float beta = 0;  // 1: accumulate into C
 };
 
+// `stride` is the row stride of the [N, OC] matrix (out, dout): OC, or more where its rows are padded
+// (the logits under --pad-vocab, speed_options.hpp); the padded columns are never written or read.
 // out[N, OC] = inp[N, IC] weight[OC, IC]^T (+= onto a bias already in out when accumulate).
-constexpr GemmPlan forward_plan(int N, int IC, int OC, bool accumulate) {
-  return {true, false, OC, N, IC, Operand::weight, Operand::inp, IC, IC, OC, accumulate ? 1.0f : 0.0f};
+constexpr GemmPlan forward_plan(int N, int IC, int OC, bool accumulate, int stride = 0) {
+  return {true, false, OC, N, IC, Operand::weight, Operand::inp, IC, IC, stride > 0 ? stride : OC, accumulate ? 1.0f : 0.0f};
 }
 // dinp[N, IC] = dout[N, OC] weight[OC, IC] (overwritten).
-constexpr GemmPlan dinp_plan(int N, int IC, int OC) { return {false, false, IC, N, OC, Operand::weight, Operand::dout, IC, OC, IC, 0.0f}; }
+constexpr GemmPlan dinp_plan(int N, int IC, int OC, int stride = 0) {
+  return {false, false, IC, N, OC, Operand::weight, Operand::dout, IC, stride > 0 ? stride : OC, IC, 0.0f};
+}
 // dweight[OC, IC] += dout[N, OC]^T inp[N, IC].
-constexpr GemmPlan dweight_plan(int N, int IC, int OC) { return {false, true, IC, OC, N, Operand::inp, Operand::dout, IC, OC, IC, 1.0f}; }
+constexpr GemmPlan dweight_plan(int N, int IC, int OC, int stride = 0) {
+  return {false, true, IC, OC, N, Operand::inp, Operand::dout, IC, stride > 0 ? stride : OC, IC, 1.0f};
+}
 // dbias[OC] += dout[N, OC]^T ones[N].
 constexpr GemmPlan dbias_plan(int N, int OC) { return {false, false, OC, 1, N, Operand::dout, Operand::ones, OC, N, OC, 1.0f}; }
 

@@ -41,9 +41,10 @@ CudaGpt& as_cuda_model(Model& model) {
   return *cuda;
 }
 
-CudaGpt::CudaGpt(const GptConfig& config, AttentionKind attention)
+CudaGpt::CudaGpt(const GptConfig& config, AttentionKind attention, const SpeedOptions& speed)
     : config_(checked(config)),
       attention_(attention),
+      speed_(speed),
       layout_(config_),
       staged_(5 * static_cast<std::size_t>(config_.micro_batch) * config_.seq_len + 1),
       host_losses_(static_cast<std::size_t>(config_.micro_batch) * config_.seq_len) {
@@ -52,7 +53,7 @@ CudaGpt::CudaGpt(const GptConfig& config, AttentionKind attention)
   GPUDIRECT_CUBLAS(cublas().set_stream(cublas_, stream_));
 
   // The sizes the memory plan counted (memory_plan.hpp), so the two cannot disagree.
-  const ModelBufferSizes n = model_buffer_sizes(config_, attention_);
+  const ModelBufferSizes n = model_buffer_sizes(config_, attention_, speed_);
   params_ = DeviceArray<float>(n.params);
   grads_ = DeviceArray<float>(n.grads);
   weights_ = DeviceArray<bf16>(n.weights);
@@ -98,6 +99,11 @@ CudaGpt::CudaGpt(const GptConfig& config, AttentionKind attention)
   dqkv_heads_ = DeviceArray<bf16>(n.dqkv_heads);
   heads_ = DeviceArray<bf16>(n.heads);
   fill_bf16(ones_.get(), 1.0f, n.ones, stream_);
+  if (logits_stride(static_cast<std::size_t>(config_.vocab), speed_) != static_cast<std::size_t>(config_.vocab)) {
+    // Nothing reads the padded columns; zeroed once so that they hold defined values all the same.
+    GPUDIRECT_CUDA(cudaMemsetAsync(logits_.get(), 0, n.logits * sizeof(float), stream_));
+    GPUDIRECT_CUDA(cudaMemsetAsync(dlogits_.get(), 0, n.dlogits * sizeof(bf16), stream_));
+  }
 
   host_params_.assign(layout_.total(), 0.0f);
   initialize_parameters(config_, host_params_, config_.seed);
@@ -132,7 +138,7 @@ TensorCoreScratch CudaGpt::tensor_core_scratch() const {
 
 void CudaGpt::zero_gradients() { GPUDIRECT_CUDA(cudaMemsetAsync(grads_.get(), 0, layout_.total() * sizeof(float), stream_)); }
 
-void CudaGpt::parameters_changed() { to_bf16(weights_.get(), params_.get(), layout_.total(), stream_); }
+void CudaGpt::parameters_changed() { to_bf16(weights_.get(), params_.get(), layout_.total(), stream_, speed_.vector_loads); }
 
 void CudaGpt::upload_parameters(std::span<const float> host) {
   if (host.size() != layout_.total())
@@ -201,44 +207,56 @@ float CudaGpt::mean_loss() {
   return static_cast<float>(sum / static_cast<double>(BT));
 }
 
-void CudaGpt::run_forward(bool with_gradient, float dloss) {
-  const int B = config_.micro_batch, T = config_.seq_len, C = config_.width, V = config_.vocab, NH = config_.heads, BT = B * T;
+// Block l forward from its input (encoded_ or res3_ of layer l-1), its activations in slot
+// activation_slot(l) (memory_plan.hpp: every layer its own, one shared under --recompute). When
+// recomputing in backward, it stops after the GELU: the MLP projection and the residual add feed only
+// res3_ of layer l, which is kept.
+void CudaGpt::block_forward(int l, bool recomputing) {
+  const int B = config_.micro_batch, T = config_.seq_len, C = config_.width, NH = config_.heads, BT = B * T;
   const std::size_t btc = static_cast<std::size_t>(BT) * C, bt = static_cast<std::size_t>(BT);
   const std::size_t rows = static_cast<std::size_t>(B) * NH * T;
   const float* P = params_.get();
   const bf16* W = weights_.get();
+  const BlockOffsets o = block_offsets(layout_, l);
+  const std::size_t L = static_cast<std::size_t>(l), S = activation_slot(l, speed_);
+  const float* x = l == 0 ? encoded_.get() : res3_.get() + (L - 1) * btc;
+  bf16* ln1 = ln1_.get() + S * btc;
+  bf16* qkv = qkv_.get() + S * 3 * btc;
+  bf16* atty = atty_.get() + S * btc;
+  float* res2 = res2_.get() + S * btc;
+  bf16* ln2 = ln2_.get() + S * btc;
+  bf16* fch = fch_.get() + S * 4 * btc;
+  bf16* fch_gelu = fch_gelu_.get() + S * 4 * btc;
+  layernorm_forward(ln1, ln1_mean_.get() + S * bt, ln1_rstd_.get() + S * bt, x, P + o.ln1w, P + o.ln1b, BT, C, stream_);
+  matmul_forward(cublas_, qkv, CUDA_R_16BF, ln1, W + o.qkvw, P + o.qkvb, BT, C, 3 * C, stream_);
+  if (attention_ == AttentionKind::tensor_core)
+    attention_forward_tensor_core(cublas_, atty, probs_.get() + S * rows * T, qkv, tensor_core_scratch(), B, T, C, NH, stream_);
+  else
+    attention_forward(atty, lse_.get() + S * rows, qkv, B, T, C, NH, stream_);
+  matmul_forward(cublas_, branch_.get(), CUDA_R_32F, atty, W + o.projw, P + o.projb, BT, C, C, stream_);
+  residual_forward(res2, x, branch_.get(), btc, stream_, speed_.vector_loads);
+  layernorm_forward(ln2, ln2_mean_.get() + S * bt, ln2_rstd_.get() + S * bt, res2, P + o.ln2w, P + o.ln2b, BT, C, stream_);
+  matmul_forward(cublas_, fch, CUDA_R_16BF, ln2, W + o.fcw, P + o.fcb, BT, C, 4 * C, stream_);
+  gelu_forward(fch_gelu, fch, 4 * btc, stream_, speed_.vector_loads);
+  if (recomputing) return;
+  matmul_forward(cublas_, branch_.get(), CUDA_R_32F, fch_gelu, W + o.fcprojw, P + o.fcprojb, BT, 4 * C, C, stream_);
+  residual_forward(res3_.get() + L * btc, res2, branch_.get(), btc, stream_, speed_.vector_loads);
+}
+
+void CudaGpt::run_forward(bool with_gradient, float dloss) {
+  const int B = config_.micro_batch, T = config_.seq_len, C = config_.width, V = config_.vocab, BT = B * T;
+  const std::size_t btc = static_cast<std::size_t>(BT) * C;
+  const float* P = params_.get();
+  const bf16* W = weights_.get();
   const std::size_t wte = layout_.find("wte").offset, wpe = layout_.find("wpe").offset;
   encoder_forward(encoded_.get(), inputs_.get(), P + wte, P + wpe, B, T, C, stream_);
-  for (int l = 0; l < config_.layers; ++l) {
-    const BlockOffsets o = block_offsets(layout_, l);
-    const std::size_t L = static_cast<std::size_t>(l);
-    const float* x = l == 0 ? encoded_.get() : res3_.get() + (L - 1) * btc;
-    bf16* ln1 = ln1_.get() + L * btc;
-    bf16* qkv = qkv_.get() + L * 3 * btc;
-    bf16* atty = atty_.get() + L * btc;
-    float* res2 = res2_.get() + L * btc;
-    bf16* ln2 = ln2_.get() + L * btc;
-    bf16* fch = fch_.get() + L * 4 * btc;
-    bf16* fch_gelu = fch_gelu_.get() + L * 4 * btc;
-    layernorm_forward(ln1, ln1_mean_.get() + L * bt, ln1_rstd_.get() + L * bt, x, P + o.ln1w, P + o.ln1b, BT, C, stream_);
-    matmul_forward(cublas_, qkv, CUDA_R_16BF, ln1, W + o.qkvw, P + o.qkvb, BT, C, 3 * C, stream_);
-    if (attention_ == AttentionKind::tensor_core)
-      attention_forward_tensor_core(cublas_, atty, probs_.get() + L * rows * T, qkv, tensor_core_scratch(), B, T, C, NH, stream_);
-    else
-      attention_forward(atty, lse_.get() + L * rows, qkv, B, T, C, NH, stream_);
-    matmul_forward(cublas_, branch_.get(), CUDA_R_32F, atty, W + o.projw, P + o.projb, BT, C, C, stream_);
-    residual_forward(res2, x, branch_.get(), btc, stream_);
-    layernorm_forward(ln2, ln2_mean_.get() + L * bt, ln2_rstd_.get() + L * bt, res2, P + o.ln2w, P + o.ln2b, BT, C, stream_);
-    matmul_forward(cublas_, fch, CUDA_R_16BF, ln2, W + o.fcw, P + o.fcb, BT, C, 4 * C, stream_);
-    gelu_forward(fch_gelu, fch, 4 * btc, stream_);
-    matmul_forward(cublas_, branch_.get(), CUDA_R_32F, fch_gelu, W + o.fcprojw, P + o.fcprojb, BT, 4 * C, C, stream_);
-    residual_forward(res3_.get() + L * btc, res2, branch_.get(), btc, stream_);
-  }
+  for (int l = 0; l < config_.layers; ++l) block_forward(l, false);
   const std::size_t last = static_cast<std::size_t>(config_.layers - 1);
   layernorm_forward(lnf_.get(), lnf_mean_.get(), lnf_rstd_.get(), res3_.get() + last * btc, P + layout_.find("lnf.w").offset,
                     P + layout_.find("lnf.b").offset, BT, C, stream_);
-  matmul_forward(cublas_, logits_.get(), CUDA_R_32F, lnf_.get(), W + wte, nullptr, BT, C, V, stream_);
-  softmax_cross_entropy(losses_.get(), with_gradient ? dlogits_.get() : nullptr, logits_.get(), targets_.get(), dloss, BT, V, stream_);
+  const int Vp = static_cast<int>(logits_stride(static_cast<std::size_t>(V), speed_));  // V unless --pad-vocab
+  matmul_forward(cublas_, logits_.get(), CUDA_R_32F, lnf_.get(), W + wte, nullptr, BT, C, V, stream_, Vp);
+  softmax_cross_entropy(losses_.get(), with_gradient ? dlogits_.get() : nullptr, logits_.get(), targets_.get(), dloss, BT, V, Vp, stream_);
 }
 
 void CudaGpt::run_backward(const GradientReady& on_ready) {
@@ -256,7 +274,9 @@ void CudaGpt::run_backward(const GradientReady& on_ready) {
   const std::size_t last = static_cast<std::size_t>(config_.layers - 1);
 
   // Head (tied to wte): dlnf = dlogits wte, dwte += dlogits^T lnf.
-  matmul_backward(cublas_, dln_.get(), CUDA_R_32F, G + wte, nullptr, dlogits_.get(), lnf_.get(), W + wte, ones_.get(), BT, C, V, stream_);
+  const int Vp = static_cast<int>(logits_stride(static_cast<std::size_t>(V), speed_));
+  matmul_backward(cublas_, dln_.get(), CUDA_R_32F, G + wte, nullptr, dlogits_.get(), lnf_.get(), W + wte, ones_.get(), BT, C, V, stream_,
+                  Vp);
   GPUDIRECT_CUDA(cudaMemsetAsync(dresidual_.get(), 0, btc * sizeof(float), stream_));
   layernorm_backward(dresidual_.get(), G + lnfw, G + lnfb, dln_.get(), res3_.get() + last * btc, P + lnfw, lnf_mean_.get(), lnf_rstd_.get(),
                      BT, C, stream_);
@@ -265,29 +285,30 @@ void CudaGpt::run_backward(const GradientReady& on_ready) {
   // dresidual_ is the gradient of the residual stream: each branch's input gradient is added into it.
   for (int l = config_.layers - 1; l >= 0; --l) {
     const BlockOffsets o = block_offsets(layout_, l);
-    const std::size_t L = static_cast<std::size_t>(l);
+    const std::size_t L = static_cast<std::size_t>(l), S = activation_slot(l, speed_);
     const float* x = l == 0 ? encoded_.get() : res3_.get() + (L - 1) * btc;
-    to_bf16(dresidual_bf16_.get(), dresidual_.get(), btc, stream_);
+    if (speed_.recompute) block_forward(l, true);  // the block's activations again, into slot 0
+    to_bf16(dresidual_bf16_.get(), dresidual_.get(), btc, stream_, speed_.vector_loads);
     matmul_backward(cublas_, dfch_gelu_.get(), CUDA_R_16BF, G + o.fcprojw, G + o.fcprojb, dresidual_bf16_.get(),
-                    fch_gelu_.get() + L * 4 * btc, W + o.fcprojw, ones_.get(), BT, 4 * C, C, stream_);
-    gelu_backward(dfch_.get(), fch_.get() + L * 4 * btc, dfch_gelu_.get(), 4 * btc, stream_);
-    matmul_backward(cublas_, dln_.get(), CUDA_R_32F, G + o.fcw, G + o.fcb, dfch_.get(), ln2_.get() + L * btc, W + o.fcw, ones_.get(), BT, C,
+                    fch_gelu_.get() + S * 4 * btc, W + o.fcprojw, ones_.get(), BT, 4 * C, C, stream_);
+    gelu_backward(dfch_.get(), fch_.get() + S * 4 * btc, dfch_gelu_.get(), 4 * btc, stream_, speed_.vector_loads);
+    matmul_backward(cublas_, dln_.get(), CUDA_R_32F, G + o.fcw, G + o.fcb, dfch_.get(), ln2_.get() + S * btc, W + o.fcw, ones_.get(), BT, C,
                     4 * C, stream_);
-    layernorm_backward(dresidual_.get(), G + o.ln2w, G + o.ln2b, dln_.get(), res2_.get() + L * btc, P + o.ln2w, ln2_mean_.get() + L * bt,
-                       ln2_rstd_.get() + L * bt, BT, C, stream_);
-    to_bf16(dresidual_bf16_.get(), dresidual_.get(), btc, stream_);
-    matmul_backward(cublas_, datty_.get(), CUDA_R_16BF, G + o.projw, G + o.projb, dresidual_bf16_.get(), atty_.get() + L * btc, W + o.projw,
+    layernorm_backward(dresidual_.get(), G + o.ln2w, G + o.ln2b, dln_.get(), res2_.get() + S * btc, P + o.ln2w, ln2_mean_.get() + S * bt,
+                       ln2_rstd_.get() + S * bt, BT, C, stream_);
+    to_bf16(dresidual_bf16_.get(), dresidual_.get(), btc, stream_, speed_.vector_loads);
+    matmul_backward(cublas_, datty_.get(), CUDA_R_16BF, G + o.projw, G + o.projb, dresidual_bf16_.get(), atty_.get() + S * btc, W + o.projw,
                     ones_.get(), BT, C, C, stream_);
     if (attention_ == AttentionKind::tensor_core)
-      attention_backward_tensor_core(cublas_, dqkv_.get(), datty_.get(), qkv_.get() + L * 3 * btc, probs_.get() + L * rows * T,
+      attention_backward_tensor_core(cublas_, dqkv_.get(), datty_.get(), qkv_.get() + S * 3 * btc, probs_.get() + S * rows * T,
                                      tensor_core_scratch(), B, T, C, NH, stream_);
     else
-      attention_backward(dqkv_.get(), attention_scratch_.get(), datty_.get(), qkv_.get() + L * 3 * btc, atty_.get() + L * btc,
-                         lse_.get() + L * rows, B, T, C, NH, stream_);
-    matmul_backward(cublas_, dln_.get(), CUDA_R_32F, G + o.qkvw, G + o.qkvb, dqkv_.get(), ln1_.get() + L * btc, W + o.qkvw, ones_.get(), BT,
+      attention_backward(dqkv_.get(), attention_scratch_.get(), datty_.get(), qkv_.get() + S * 3 * btc, atty_.get() + S * btc,
+                         lse_.get() + S * rows, B, T, C, NH, stream_);
+    matmul_backward(cublas_, dln_.get(), CUDA_R_32F, G + o.qkvw, G + o.qkvb, dqkv_.get(), ln1_.get() + S * btc, W + o.qkvw, ones_.get(), BT,
                     C, 3 * C, stream_);
-    layernorm_backward(dresidual_.get(), G + o.ln1w, G + o.ln1b, dln_.get(), x, P + o.ln1w, ln1_mean_.get() + L * bt,
-                       ln1_rstd_.get() + L * bt, BT, C, stream_);
+    layernorm_backward(dresidual_.get(), G + o.ln1w, G + o.ln1b, dln_.get(), x, P + o.ln1w, ln1_mean_.get() + S * bt,
+                       ln1_rstd_.get() + S * bt, BT, C, stream_);
     ready(layout_.layer_range(l));
   }
   encoder_backward(G + wte, G + wpe, dresidual_.get(), group_tokens_.get(), group_offsets_.get(), group_positions_.get(), groups_, B, T, C,
@@ -295,8 +316,8 @@ void CudaGpt::run_backward(const GradientReady& on_ready) {
   ready(layout_.embedding_range());
 }
 
-std::unique_ptr<Model> make_cuda_model(const GptConfig& config, AttentionKind attention) {
-  return std::make_unique<CudaGpt>(config, attention);
+std::unique_ptr<Model> make_cuda_model(const GptConfig& config, AttentionKind attention, const SpeedOptions& speed) {
+  return std::make_unique<CudaGpt>(config, attention, speed);
 }
 
 }  // namespace gpudirect::train::cuda

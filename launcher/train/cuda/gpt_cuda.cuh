@@ -4,6 +4,7 @@
 #include "train/cuda/attention_kind.hpp"
 #include "train/cuda/cuda_check.cuh"
 #include "train/cuda/kernels.cuh"
+#include "train/cuda/speed_options.hpp"
 #include "train/model.hpp"
 
 #include <cstdint>
@@ -90,7 +91,7 @@ CudaGpt& as_cuda_model(Model& model);  // throws std::invalid_argument for anoth
 
 class CudaGpt final : public Model {
  public:
-  CudaGpt(const GptConfig& config, AttentionKind attention);
+  CudaGpt(const GptConfig& config, AttentionKind attention, const SpeedOptions& speed);
   ~CudaGpt() override;
 
   const GptConfig& config() const override { return config_; }
@@ -104,6 +105,7 @@ class CudaGpt final : public Model {
 
   // For the trainer: the device buffers and the stream every kernel of the model runs on.
   AttentionKind attention() const { return attention_; }
+  const SpeedOptions& speed() const { return speed_; }
   float* device_parameters() const { return params_.get(); }
   float* device_gradients() const { return grads_.get(); }
   cudaStream_t stream() const { return stream_; }
@@ -116,12 +118,14 @@ class CudaGpt final : public Model {
  private:
   void upload_batch(std::span<const std::int32_t> inputs, std::span<const std::int32_t> targets, bool groups);
   void run_forward(bool with_gradient, float dloss);
+  void block_forward(int l, bool recomputing);
   void run_backward(const GradientReady& on_ready);
   float mean_loss();
   TensorCoreScratch tensor_core_scratch() const;
 
   GptConfig config_;
   AttentionKind attention_;
+  SpeedOptions speed_;
   ParameterLayout layout_;
   cudaStream_t stream_{};
   cublasHandle_t cublas_{};
@@ -132,7 +136,8 @@ class CudaGpt final : public Model {
   PinnedArray<std::int32_t> staged_;
   DeviceArray<std::int32_t> inputs_, targets_, group_tokens_, group_offsets_, group_positions_;
   int groups_ = 0;
-  // Activations kept for backward: per layer (L slices) or once.
+  // Activations kept for backward: per layer (L slices; one slice for a block's activations under
+  // --recompute: memory_plan.hpp, activation_slot) or once.
   DeviceArray<float> encoded_, res2_, res3_, ln1_mean_, ln1_rstd_, ln2_mean_, ln2_rstd_, lse_, lnf_mean_, lnf_rstd_, logits_, losses_;
   DeviceArray<bf16> ln1_, qkv_, atty_, ln2_, fch_, fch_gelu_, lnf_, dlogits_;
   // Scratch: a branch's fp32 output before the residual add, and backward's buffers reused per layer.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "train/cuda/memory_plan.hpp"
+#include "train/cuda/multi_tensor_adamw.hpp"
 #include "train/optimizer.hpp"
 
 namespace gpudirect::train::cuda {
@@ -33,11 +34,12 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
 
 // matmul.cu (cuBLAS, fp32 accumulation): out[N, OC] = inp[N, IC] weight[OC, IC]^T + bias, out fp32
 // or bf16 (out_type). Backward: dinp[N, IC] = dout weight (overwritten, dinp_type), dweight += dout^T
-// inp and dbias += column sums of dout (fp32, accumulated); `ones` holds N bf16 ones.
+// inp and dbias += column sums of dout (fp32, accumulated); `ones` holds N bf16 ones. stride: the row
+// stride of out and dout when their rows are padded (gemm_plan.hpp; 0 is OC; no bias then).
 void matmul_forward(cublasHandle_t handle, void* out, cudaDataType_t out_type, const bf16* inp, const bf16* weight, const float* bias,
-                    int N, int IC, int OC, cudaStream_t stream);
+                    int N, int IC, int OC, cudaStream_t stream, int stride = 0);
 void matmul_backward(cublasHandle_t handle, void* dinp, cudaDataType_t dinp_type, float* dweight, float* dbias, const bf16* dout,
-                     const bf16* inp, const bf16* weight, const bf16* ones, int N, int IC, int OC, cudaStream_t stream);
+                     const bf16* inp, const bf16* weight, const bf16* ones, int N, int IC, int OC, cudaStream_t stream, int stride = 0);
 
 // attention.cu: causal multi-head attention over qkv[B, T, 3C] (q | k | v, heads of C/NH channels),
 // one warp per query row with an online softmax; keeps only the log-sum-exp per row (lse[B, NH, T])
@@ -61,17 +63,20 @@ void attention_forward_tensor_core(cublasHandle_t handle, bf16* out, bf16* probs
 void attention_backward_tensor_core(cublasHandle_t handle, bf16* dqkv, const bf16* dout, const bf16* qkv, const bf16* probs,
                                     const TensorCoreScratch& scratch, int B, int T, int C, int NH, cudaStream_t stream);
 
-// elementwise.cu
-void gelu_forward(bf16* out, const bf16* inp, std::size_t n, cudaStream_t stream);
-void gelu_backward(bf16* dinp, const bf16* inp, const bf16* dout, std::size_t n, cudaStream_t stream);  // dinp overwritten
-void residual_forward(float* out, const float* a, const float* b, std::size_t n, cudaStream_t stream);
-void to_bf16(bf16* out, const float* inp, std::size_t n, cudaStream_t stream);
+// elementwise.cu. vector_loads (--vector-loads, vector_loads.hpp): 16-byte packs and a scalar tail
+// where every pointer is 16-byte aligned; the one-element-per-thread kernels otherwise (the reference).
+void gelu_forward(bf16* out, const bf16* inp, std::size_t n, cudaStream_t stream, bool vector_loads = false);
+void gelu_backward(bf16* dinp, const bf16* inp, const bf16* dout, std::size_t n, cudaStream_t stream,
+                   bool vector_loads = false);  // dinp overwritten
+void residual_forward(float* out, const float* a, const float* b, std::size_t n, cudaStream_t stream, bool vector_loads = false);
+void to_bf16(bf16* out, const float* inp, std::size_t n, cudaStream_t stream, bool vector_loads = false);
 void fill_bf16(bf16* out, float value, std::size_t n, cudaStream_t stream);
 
 // cross_entropy.cu: losses[n] = logsumexp(logits[n]) - logits[n][target]; with dlogits non-null also
-// dlogits = dloss * (softmax(logits) - onehot(target)) in bf16. One block per row.
+// dlogits = dloss * (softmax(logits) - onehot(target)) in bf16. One block per row; rows `stride`
+// apart (V, or logits_stride(V) under --pad-vocab), columns V.. of a row neither read nor written.
 void softmax_cross_entropy(float* losses, bf16* dlogits, const float* logits, const std::int32_t* targets, float dloss, int N, int V,
-                           cudaStream_t stream);
+                           int stride, cudaStream_t stream);
 
 // optimizer.cu: AdamW exactly as ../optimizer.cpp on `count` elements (grad scaled by grad_scale
 // first); sum of squares in double into *result (added to it when accumulate), in a fixed order.
@@ -81,6 +86,10 @@ void adamw_update(float* parameters, const float* gradients, float* m, float* v,
 // decay flag per tensor), with bias correction for the 1-based step t, as AdamW::step does it.
 void adamw_step(const std::vector<AdamWPiece>& pieces, float* p, const float* g, float* m, float* v, const AdamWSettings& settings,
                 float lr, float grad_scale, long t, cudaStream_t stream);
+// The same step in one launch (--multi-tensor-adamw): `table` on the device, `count` pieces of
+// multi_tensor_table() holding `total` elements.
+void adamw_step_multi_tensor(const MultiTensorPiece* table, int count, std::uint64_t total, float* p, const float* g, float* m, float* v,
+                             const AdamWSettings& settings, float lr, float grad_scale, long t, cudaStream_t stream);
 inline constexpr int kSumOfSquaresBlocks = static_cast<int>(kSumOfSquaresPartials);  // partials holds this many doubles
 void sum_of_squares(double* result, double* partials, const float* values, std::size_t count, bool accumulate, cudaStream_t stream);
 

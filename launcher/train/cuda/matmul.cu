@@ -5,6 +5,8 @@
 #include "train/cuda/kernels.cuh"
 #include "train/cuda/launch_geometry.hpp"
 
+#include <stdexcept>
+
 namespace gpudirect::train::cuda {
 namespace {
 
@@ -27,9 +29,10 @@ void run(cublasHandle_t handle, const GemmPlan& p, const DeviceOperands& operand
 }  // namespace
 
 void matmul_forward(cublasHandle_t handle, void* out, cudaDataType_t out_type, const bf16* inp, const bf16* weight, const float* bias,
-                    int N, int IC, int OC, cudaStream_t stream) {
+                    int N, int IC, int OC, cudaStream_t stream, int stride) {
   GPUDIRECT_CUBLAS(cublas().set_stream(handle, stream));
   if (bias != nullptr) {
+    if (stride > 0 && stride != OC) throw std::invalid_argument("matmul_forward: a bias needs unpadded rows");
     // Start from the bias and let the product accumulate onto it, as the CPU path does.
     const std::size_t n = static_cast<std::size_t>(N) * OC;
     if (out_type == CUDA_R_32F)
@@ -41,15 +44,15 @@ void matmul_forward(cublasHandle_t handle, void* out, cudaDataType_t out_type, c
   DeviceOperands operands;
   operands.inp = inp;
   operands.weight = weight;
-  run(handle, forward_plan(N, IC, OC, bias != nullptr), operands, out, out_type);
+  run(handle, forward_plan(N, IC, OC, bias != nullptr, stride), operands, out, out_type);
 }
 
 void matmul_backward(cublasHandle_t handle, void* dinp, cudaDataType_t dinp_type, float* dweight, float* dbias, const bf16* dout,
-                     const bf16* inp, const bf16* weight, const bf16* ones, int N, int IC, int OC, cudaStream_t stream) {
+                     const bf16* inp, const bf16* weight, const bf16* ones, int N, int IC, int OC, cudaStream_t stream, int stride) {
   GPUDIRECT_CUBLAS(cublas().set_stream(handle, stream));
   const DeviceOperands operands{inp, weight, dout, ones};
-  if (dinp != nullptr) run(handle, dinp_plan(N, IC, OC), operands, dinp, dinp_type);
-  run(handle, dweight_plan(N, IC, OC), operands, dweight, CUDA_R_32F);
+  if (dinp != nullptr) run(handle, dinp_plan(N, IC, OC, stride), operands, dinp, dinp_type);
+  run(handle, dweight_plan(N, IC, OC, stride), operands, dweight, CUDA_R_32F);
   if (dbias != nullptr) run(handle, dbias_plan(N, OC), operands, dbias, CUDA_R_32F);
 }
 

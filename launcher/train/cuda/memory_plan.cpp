@@ -1,5 +1,6 @@
 #include "train/cuda/memory_plan.hpp"
 
+#include "train/cuda/multi_tensor_adamw.hpp"
 #include "train/gradient_buckets.hpp"
 #include "train/model.hpp"
 #include "train/zero1_shards.hpp"
@@ -9,8 +10,11 @@
 
 namespace gpudirect::train::cuda {
 
-ModelBufferSizes model_buffer_sizes(const GptConfig& config, AttentionKind attention) {
-  const std::size_t L = static_cast<std::size_t>(config.layers), C = static_cast<std::size_t>(config.width);
+ModelBufferSizes model_buffer_sizes(const GptConfig& config, AttentionKind attention, const SpeedOptions& speed) {
+  // L: the block inputs (res3) of every layer; S: the layers whose block activations are kept at once
+  // (every layer, or one under --recompute: speed_options.hpp).
+  const std::size_t L = static_cast<std::size_t>(config.layers), S = saved_layers(config.layers, speed);
+  const std::size_t C = static_cast<std::size_t>(config.width);
   const std::size_t BT = static_cast<std::size_t>(config.micro_batch) * static_cast<std::size_t>(config.seq_len);
   const std::size_t BTC = BT * C, V = static_cast<std::size_t>(config.vocab);
   const std::size_t rows = BT * static_cast<std::size_t>(config.heads);  // attention rows: B x H x T
@@ -20,23 +24,24 @@ ModelBufferSizes model_buffer_sizes(const GptConfig& config, AttentionKind atten
   n.inputs = n.targets = n.group_tokens = n.group_positions = BT;
   n.group_offsets = BT + 1;
   n.encoded = BTC;
-  n.res2 = n.res3 = L * BTC;
-  n.ln1_mean = n.ln1_rstd = n.ln2_mean = n.ln2_rstd = L * BT;
+  n.res3 = L * BTC;
+  n.res2 = S * BTC;
+  n.ln1_mean = n.ln1_rstd = n.ln2_mean = n.ln2_rstd = S * BT;
   n.lnf_mean = n.lnf_rstd = n.losses = BT;
-  n.logits = n.dlogits = BT * V;
-  n.ln1 = n.atty = n.ln2 = L * BTC;
-  n.qkv = L * 3 * BTC;
-  n.fch = n.fch_gelu = L * 4 * BTC;
+  n.logits = n.dlogits = BT * logits_stride(V, speed);
+  n.ln1 = n.atty = n.ln2 = S * BTC;
+  n.qkv = S * 3 * BTC;
+  n.fch = n.fch_gelu = S * 4 * BTC;
   n.lnf = BTC;
   n.branch = n.dresidual = n.dln = BTC;
   if (attention == AttentionKind::tensor_core) {
     const std::size_t scores = rows * static_cast<std::size_t>(config.seq_len);  // B x NH x T x T
-    n.probs = L * scores;
+    n.probs = S * scores;
     n.scores = n.dscores = scores;
     n.qkv_heads = n.dqkv_heads = 3 * BTC;
     n.heads = BTC;
   } else {
-    n.lse = L * rows;
+    n.lse = S * rows;
     n.attention_scratch = rows;
   }
   n.dresidual_bf16 = n.datty = BTC;
@@ -46,8 +51,9 @@ ModelBufferSizes model_buffer_sizes(const GptConfig& config, AttentionKind atten
   return n;
 }
 
-MemoryPlan plan_memory(const GptConfig& config, const TrainSettings& settings, int world, AttentionKind attention) {
-  const ModelBufferSizes n = model_buffer_sizes(config, attention);
+MemoryPlan plan_memory(const GptConfig& config, const TrainSettings& settings, int world, AttentionKind attention,
+                       const SpeedOptions& speed) {
+  const ModelBufferSizes n = model_buffer_sizes(config, attention, speed);
   constexpr std::uint64_t f32 = 4, bf16 = 2, i32 = 4;
   MemoryPlan plan;
   plan.weights = f32 * n.params + bf16 * n.weights;
@@ -63,18 +69,23 @@ MemoryPlan plan_memory(const GptConfig& config, const TrainSettings& settings, i
 
   // The AdamW moments and ZeRO-1's staging, by the backend's own shard rule.
   const bool zero1 = zero1_in_effect(settings, world);
+  const ParameterLayout layout(config);
   std::uint64_t state = n.params;
+  std::vector<Segment> owned{{0, layout.total()}};
   if (zero1) {
-    const ParameterLayout layout(config);
     const std::vector<Bucket> buckets = plan_buckets(layout.tensors(), settings.first_bucket_bytes, settings.bucket_bytes);
+    owned = owned_segments(buckets, world, 0);  // rank 0 owns the most (or as much)
     state = 0;
-    for (const Segment& s : owned_segments(buckets, world, 0)) state += s.count;  // rank 0 owns the most (or as much)
-    std::uint64_t largest = 0;                                                    // one padded bucket at a time (cuda_backend.cu)
+    for (const Segment& s : owned) state += s.count;
+    std::uint64_t largest = 0;  // one padded bucket at a time (cuda_backend.cu)
     for (const Bucket& b : buckets)
       largest = std::max<std::uint64_t>(largest, shard_of(b, world, 0).chunk * static_cast<std::uint64_t>(world));
     plan.zero1_staging = f32 * largest;
   }
   plan.optimizer = 2 * f32 * state;
+  // --multi-tensor-adamw: the owned pieces' table on the device (cuda_backend.cu).
+  if (speed.multi_tensor_adamw)
+    plan.other += sizeof(MultiTensorPiece) * multi_tensor_table(adamw_pieces(layout, owned), 0.0f).pieces.size();
   return plan;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "train/cuda/attention_kind.hpp"
+#include "train/cuda/speed_options.hpp"
 #include "train/gpt_config.hpp"
 #include "train/train_settings.hpp"
 
@@ -29,7 +30,9 @@ struct ModelBufferSizes {
   std::size_t inputs = 0, targets = 0, group_tokens = 0, group_offsets = 0, group_positions = 0;
 };
 
-ModelBufferSizes model_buffer_sizes(const GptConfig& config, AttentionKind attention = AttentionKind::reference);
+// speed: the switches of speed_options.hpp that change buffers (--pad-vocab: logits rows).
+ModelBufferSizes model_buffer_sizes(const GptConfig& config, AttentionKind attention = AttentionKind::reference,
+                                    const SpeedOptions& speed = {});
 
 // Bytes per GPU, by what they hold.
 struct MemoryPlan {
@@ -39,7 +42,7 @@ struct MemoryPlan {
   std::uint64_t zero1_staging = 0;  // ZeRO-1's padded bucket buffer (the largest bucket)
   std::uint64_t activations = 0;    // saved for backward, and backward's scratch
   std::uint64_t scores = 0;         // tensor-core attention: B x NH x T x T probabilities per layer, and its score scratch
-  std::uint64_t logits = 0;         // fp32 logits and bf16 dlogits, B x T x V
+  std::uint64_t logits = 0;         // fp32 logits and bf16 dlogits, B x T x V (x padded V under --pad-vocab)
   std::uint64_t other = 0;          // tokens, the gradient-norm partials, the host-value scratch
   std::uint64_t total() const { return weights + gradients + optimizer + zero1_staging + activations + scores + logits + other; }
 };
@@ -47,7 +50,7 @@ struct MemoryPlan {
 // world: ranks sharing the ZeRO-1 state; settings decide ZeRO-1 and the bucket sizes; attention, the
 // attention's buffers.
 MemoryPlan plan_memory(const GptConfig& config, const TrainSettings& settings, int world,
-                       AttentionKind attention = AttentionKind::reference);
+                       AttentionKind attention = AttentionKind::reference, const SpeedOptions& speed = {});
 
 // The backend's small buffers: the gradient norm's partial sums (one double per block of its fixed
 // grid) and the device scratch that small host values travel through (NCCL moves device memory).

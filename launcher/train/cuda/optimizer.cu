@@ -1,5 +1,6 @@
 #include "train/cuda/cuda_check.cuh"
 #include "train/cuda/kernels.cuh"
+#include "train/cuda/multi_tensor_adamw.hpp"
 #include "train/cuda/reductions.cuh"
 
 #include <cmath>
@@ -21,6 +22,12 @@ __global__ void adamw_kernel(float* p, const float* g, float* m, float* v, std::
     const float v_hat = vi / correction2;
     p[i] -= lr * (m_hat / (sqrtf(v_hat) + eps) + decay * p[i]);
   }
+}
+
+// Every owned piece in one launch (multi_tensor_adamw.hpp): the same update as adamw_kernel.
+__global__ void adamw_multi_tensor_kernel(const MultiTensorPiece* table, int count, std::uint64_t total, AdamWElement update) {
+  for_each_owned_element(table, count, total, blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x,
+                         static_cast<std::uint64_t>(gridDim.x) * blockDim.x, update);
 }
 
 // A fixed grid (kSumOfSquaresBlocks x kThreadsPerBlock) whatever the GPU, so the order of the
@@ -61,6 +68,16 @@ void adamw_step(const std::vector<AdamWPiece>& pieces, float* p, const float* g,
   for (const AdamWPiece& piece : pieces)
     adamw_update(p + piece.offset, g + piece.offset, m + piece.state, v + piece.state, piece.count, lr, settings.beta1, settings.beta2,
                  settings.epsilon, piece.decay ? settings.weight_decay : 0.0f, grad_scale, correction1, correction2, stream);
+}
+
+void adamw_step_multi_tensor(const MultiTensorPiece* table, int count, std::uint64_t total, float* p, const float* g, float* m, float* v,
+                             const AdamWSettings& settings, float lr, float grad_scale, long t, cudaStream_t stream) {
+  if (total == 0) return;
+  const float correction1 = 1.0f - std::pow(settings.beta1, static_cast<float>(t));
+  const float correction2 = 1.0f - std::pow(settings.beta2, static_cast<float>(t));
+  const AdamWElement update{p, g, m, v, lr, settings.beta1, settings.beta2, settings.epsilon, grad_scale, correction1, correction2};
+  adamw_multi_tensor_kernel<<<grid_stride_blocks(total), kThreadsPerBlock, 0, stream>>>(table, count, total, update);
+  GPUDIRECT_LAUNCHED();
 }
 
 void sum_of_squares(double* result, double* partials, const float* values, std::size_t count, bool accumulate, cudaStream_t stream) {

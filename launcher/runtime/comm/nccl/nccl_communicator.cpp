@@ -136,7 +136,7 @@ class EventRequest final : public Request {
 
 class NcclCommunicator final : public Communicator {
  public:
-  NcclCommunicator(bootstrap::Session& session, std::chrono::milliseconds timeout)
+  NcclCommunicator(bootstrap::Session& session, std::chrono::milliseconds timeout, StreamPriority priority)
       : rank_(session.context.rank),
         size_(session.context.size),
         timeout_(timeout),
@@ -146,7 +146,10 @@ class NcclCommunicator final : public Communicator {
     if (devices == 0) throw CommError("NCCL: no GPU visible to this rank (CUDA_VISIBLE_DEVICES?)");
     device_ = session.context.local_rank % devices;
     cuda_check(cudaSetDevice(device_), "cudaSetDevice");
-    cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    int least = 0, greatest = 0;
+    cuda_check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
+    cuda_check(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, cuda_stream_priority(priority, least, greatest)),
+               "cudaStreamCreateWithPriority");
     ncclUniqueId id{};
     if (size_ > 1) {
       store_ = session.store.get();
@@ -399,8 +402,9 @@ int nccl_device_count() {
   return count;
 }
 
-std::unique_ptr<Communicator> make_nccl_communicator(bootstrap::Session& session, std::chrono::milliseconds timeout) {
-  return std::make_unique<NcclCommunicator>(session, timeout);
+std::unique_ptr<Communicator> make_nccl_communicator(bootstrap::Session& session, std::chrono::milliseconds timeout,
+                                                     StreamPriority priority) {
+  return std::make_unique<NcclCommunicator>(session, timeout, priority);
 }
 
 }  // namespace gpudirect::comm

@@ -7,6 +7,7 @@
 
 #include "bootstrap/session.hpp"
 #include "comm/communicator.hpp"
+#include "comm/stream_priority.hpp"
 
 #include <chrono>
 #include <memory>
@@ -14,6 +15,8 @@
 namespace gpudirect::comm {
 
 int nccl_device_count();  // 0 when no GPU or no driver
-std::unique_ptr<Communicator> make_nccl_communicator(bootstrap::Session& session, std::chrono::milliseconds timeout);
+// priority: of the communicator's CUDA stream, in the device's range (stream_priority.hpp).
+std::unique_ptr<Communicator> make_nccl_communicator(bootstrap::Session& session, std::chrono::milliseconds timeout,
+                                                     StreamPriority priority = StreamPriority::normal);
 
 }  // namespace gpudirect::comm

@@ -1,0 +1,49 @@
+// The CUDA model's optional fast paths (issue 34 item 3), each a switch of `train` (train_options.hpp)
+// that swaps in another kernel or layout; with every switch off the model runs today's kernels, which
+// stay the reference the GPU check compares against. Plain C++, so the train command, the memory plan
+// and the host tests see them in any build. NONE OF THESE HAS RUN ON A GPU YET.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace gpudirect::train::cuda {
+
+struct SpeedOptions {
+  // --pad-vocab: the logits and dlogits rows are logits_stride(V) wide (a multiple of kVocabPadding),
+  // so fp32 rows start 512-byte and bf16 rows 256-byte aligned; the padded columns are never written
+  // by the head's GEMM nor read by the classifier or backward's GEMMs.
+  bool pad_vocab = false;
+  // --multi-tensor-adamw: one AdamW launch over every owned piece of the parameter buffer
+  // (multi_tensor_adamw.hpp) in place of one per tensor.
+  bool multi_tensor_adamw = false;
+  // --vector-loads: GELU, the residual add and fp32 -> bf16 move 16 bytes per load and store, with a
+  // scalar tail (vector_loads.hpp).
+  bool vector_loads = false;
+  // --nccl-high-priority: the NCCL communicator's CUDA stream at the device's greatest priority
+  // (comm/stream_priority.hpp), so its kernels are scheduled ahead of backward's.
+  bool nccl_high_priority = false;
+  // --recompute: keep each block's input (the residual stream between blocks) and one block's
+  // activations; backward runs each block's forward again before its backward (gpt_cuda.cu), so the
+  // activations of L blocks take the memory of one (memory_plan.hpp).
+  bool recompute = false;
+};
+
+// Layers whose block activations are kept at once: every layer, or one under --recompute.
+constexpr std::size_t saved_layers(int layers, const SpeedOptions& speed) { return speed.recompute ? 1 : static_cast<std::size_t>(layers); }
+// The slot of layer l's block activations in those buffers.
+constexpr std::size_t activation_slot(int layer, const SpeedOptions& speed) {
+  return speed.recompute ? 0 : static_cast<std::size_t>(layer);
+}
+
+inline constexpr std::size_t kVocabPadding = 128;
+
+// The row stride of the logits and dlogits: V, or V rounded up to a multiple of kVocabPadding.
+constexpr std::size_t logits_stride(std::size_t vocab, const SpeedOptions& speed) {
+  return speed.pad_vocab ? (vocab + kVocabPadding - 1) / kVocabPadding * kVocabPadding : vocab;
+}
+
+// The switches that are on, as the command line spells them ("pad-vocab, ..."), or "none".
+std::string speed_names(const SpeedOptions& speed);
+
+}  // namespace gpudirect::train::cuda
