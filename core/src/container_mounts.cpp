@@ -1,5 +1,7 @@
 #include "gpudirect/container_mounts.hpp"
 
+#include <algorithm>
+
 #include "gpudirect/task_setup.hpp"
 
 #include <stdexcept>
@@ -22,6 +24,9 @@ ContainerNeeds container_needs(const PluginConfig& config, Mode mode, const std:
     if (line.name == "LD_LIBRARY_PATH" && line.kind == EnvActionKind::prepend_path) library_lines.lines.push_back(line);
   const auto env_after = apply_env(render(library_lines, inputs), {});
   if (const auto it = env_after.find("LD_LIBRARY_PATH"); it != env_after.end()) needs.library_path = it->second;
+  for (const ProfileLine& line : profile.lines)
+    if (line.kind == EnvActionKind::set && std::find(needs.set_names.begin(), needs.set_names.end(), line.name) == needs.set_names.end())
+      needs.set_names.push_back(line.name);
   return needs;
 }
 

@@ -239,6 +239,32 @@ expect_eq "gpudirect-launch missing: exit 1 with the fix" \
   "1 gpudirect enroot hook: /nonexistent/gpudirect-launch is missing: reinstall gpudirect-slurm on this node (the hook asks gpudirect-launch what --gpu-direct=tcpxo needs)" \
   "$? $out"
 
+# --- the image's own values against the mode's ------------------------------------------------------
+# As NGC images have it: their own NCCL_SOCKET_IFNAME, NCCL_* tuning and LD_LIBRARY_PATH. pyxis gives
+# a task the container's value of every name the container's environment has
+# (pyxis_slurmstepd.c, spank_import_container_env): the hook takes out the lines of the names the
+# mode sets, so each task keeps the plugin's own; the profile's ?= (NCCL_DEBUG) and names it does not
+# set stay the image's.
+ngc_env=$'PATH=/bin\nLD_LIBRARY_PATH=/usr/local/nvidia/lib64\nNCCL_SOCKET_IFNAME=eth0\nNCCL_NET=Socket\nNCCL_BUFFSIZE=4194304\nNCCL_DEBUG=INFO\nNCCL_IB_DISABLE=1\n'
+run_hook image-values "$ngc_env" GPUDIRECT_MODE=tcpxo
+expect_eq "an image's NCCL_NET, NCCL_SOCKET_IFNAME, NCCL_BUFFSIZE: out of the container's environment; its NCCL_DEBUG and NCCL_IB_DISABLE stay" \
+  "0|PATH=/bin
+LD_LIBRARY_PATH=/usr/local/nvidia/lib64
+NCCL_DEBUG=INFO
+NCCL_IB_DISABLE=1
+LD_LIBRARY_PATH=$LIB_DIR:/usr/local/nvidia/lib64" "$rc|$environ"
+expect_contains "... saying so in enroot's log" \
+  "gpudirect enroot hook: the image's own NCCL_NET NCCL_SOCKET_IFNAME NCCL_BUFFSIZE left out of the container: --gpu-direct=tcpxo sets them" "$out"
+# What pyxis then gives the task: its own environment, overwritten by the container's.
+task_after=$(cat "$task_env" - <<<"$environ" | grep -E '^NCCL_(NET|SOCKET_IFNAME|BUFFSIZE|DEBUG)=' | sort -t= -k1,1 -s |
+  awk -F= '{last[$1] = $0} END {for (n in last) print last[n]}' | sort)
+expect_eq "... so the task keeps the plugin's values of them" \
+  "$(grep -E '^NCCL_(NET|SOCKET_IFNAME|BUFFSIZE)=' "$task_env" | sort)
+NCCL_DEBUG=INFO" "$(grep -v '^NCCL_DEBUG=' <<<"$task_after")
+$(grep '^NCCL_DEBUG=' <<<"$task_after")"
+run_hook image-values-rdma "$ngc_env" GPUDIRECT_MODE=rdma
+expect_eq "rdma sets none of them: the image's environment untouched" "0|$ngc_env" "$rc|$environ"$'\n'
+
 # --- doctor --container-mounts: pyxis's SRC:DST[:FLAGS],... and the same mounts as the fstab ---------
 # pyxis (args.c): entries split at ',', fields at ':', SRC and DST absolute (or relative) paths,
 # FLAGS joined by '+'; its fstab line is "SRC DST x-create=auto,rbind,FLAGS" (enroot-mount reads
@@ -256,7 +282,11 @@ expect_eq "tcpxo: doctor --container-mounts" "$LIB_DIR:$LIB_DIR:ro,/dev/aperture
 out=$("$LAUNCH" doctor --mode rdma --container-mounts 2>/dev/null)
 expect_eq "rdma: an empty stdout (nothing to mount)" "" "$out"
 out=$("$LAUNCH" doctor --mode tcpxo --container-mounts=docker 2>&1)
-expect_eq "an unknown output form: exit 6, naming the forms" "6 yes" "$? $(grep -q 'docker not in {pyxis,fstab}' <<<"$out" && echo yes)"
+expect_eq "an unknown output form: exit 6, naming the forms" "6 yes" "$? $(grep -q 'docker not in {pyxis,apptainer,fstab}' <<<"$out" && echo yes)"
+expect_eq "tcpxo: doctor --container-mounts=apptainer, apptainer's --bind value (pyxis's form)" \
+  "$LIB_DIR:$LIB_DIR:ro,/dev/aperture_devices:/dev/aperture_devices" "$("$LAUNCH" doctor --mode tcpxo --container-mounts=apptainer 2>&1)"
+out=$("$LAUNCH" doctor --mode rdma --container-mounts=apptainer 2>&1 >/dev/null)
+expect_eq "rdma, apptainer form: stdout empty, the reason on stderr" "gpudirect doctor: mode rdma needs no container mounts" "$out"
 out=$(GPUDIRECT_MODE=sockets "$LAUNCH" doctor --container-mounts 2>&1)
 expect_eq "a bad GPUDIRECT_MODE: exit 1, naming it" "1 yes" "$? $(grep -q "gpudirect doctor: GPUDIRECT_MODE: invalid --gpu-direct value 'sockets'" <<<"$out" && echo yes)"
 printf 'required %s profile.tcpxo=nowhere profile_dir=%s\n' "$PLUGIN" "$work/none" >"$work/plugstack-nowhere.conf"
@@ -279,5 +309,25 @@ expect_eq "doctor in a container with both mounts: no warning, OK" "0 yes" \
 # this machine runs in Docker), though /dev/aperture_devices is missing here.
 out=$(srun -N1 -n1 --gpus-per-task=1 --gpu-direct=tcpxo "$LAUNCH" doctor 2>&1)
 expect_eq "doctor outside a container (host marker: $(ls /.dockerenv 2>/dev/null || echo none)): no warning" "0" "$(grep -c WARNING <<<"$out")"
+
+# --- the doctor inside a container: the image's values, what did not arrive, the plugin's glibc -----
+# An Apptainer container (its /.singularity.d) with the mounts, whose image set NCCL_SOCKET_IFNAME and
+# NCCL_BUFFSIZE, and that passed no NCCL_NET (apptainer --cleanenv).
+apptainer_root=$work/apptainer-root
+mkdir -p "$apptainer_root/.singularity.d" "$apptainer_root$LIB_DIR" "$apptainer_root/dev/aperture_devices"
+ctrl_nic=$(sed -n 's/^NCCL_SOCKET_IFNAME=//p' "$task_env")
+out=$(GPUDIRECT_TEST_CONTAINER_ROOT=$apptainer_root srun -N1 -n1 --gpus-per-task=1 --gpu-direct=tcpxo \
+  bash -c "NCCL_SOCKET_IFNAME=eth0 NCCL_BUFFSIZE=4194304 exec env -u NCCL_NET $LAUNCH doctor" 2>&1)
+expect_eq "doctor in a container whose image's values won: exit 1, three mismatches" "1 3" "$? $(grep -c MISMATCH <<<"$out")"
+expect_contains "... the image's value, the mode's, and Apptainer's fix" \
+  "MISMATCH: in a container (its root is not its slurmstepd's): NCCL_SOCKET_IFNAME is 'eth0' there, but --gpu-direct=tcpxo sets '$ctrl_nic': the image's own value won (Apptainer gives the image's environment precedence over the host's); pass apptainer exec --env NCCL_SOCKET_IFNAME='$ctrl_nic'" "$out"
+expect_contains "... a variable that did not arrive" \
+  "MISMATCH: in a container (its root is not its slurmstepd's): NCCL_NET, which --gpu-direct=tcpxo sets to 'FasTrak', did not arrive in it: Apptainer passed no host value" "$out"
+# The net plugin built for a newer glibc (the stand-in needs GLIBC_9.99) first in LD_LIBRARY_PATH.
+glibc_standin=$BUILD/tests/net_plugin/needs_new_glibc
+out=$(GPUDIRECT_TEST_CONTAINER_ROOT=$apptainer_root srun -N1 -n1 --gpus-per-task=1 --gpu-direct=tcpxo \
+  bash -c "LD_LIBRARY_PATH=$glibc_standin exec $LAUNCH doctor" 2>&1)
+expect_contains "doctor: a net plugin that needs a newer glibc than the container's, both named, and the fix" \
+  "MISMATCH: the NCCL net plugin $glibc_standin/libnccl-net.so needs GLIBC_9.99 (from libc.so.6, its ELF version needs), but the container's glibc is $(getconf GNU_LIBC_VERSION | awk '{print $2}'): the loader refuses the plugin" "$out"
 
 summary

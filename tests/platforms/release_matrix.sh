@@ -48,6 +48,9 @@ Options:
   --tests LIST      comma-separated tests of tests/integration (default
                     $default_tests)
   --jobs N          build jobs (default 2)
+  --extra-packages LIST  comma-separated Debian packages installed in each release's root for this
+                    run (with the network), beyond install-deps.sh's: e.g. apptainer,squashfs-tools,
+                    busybox-static for test_apptainer (Apptainer is in Debian unstable only)
   --out FILE        the Markdown table (default WORK/matrix.md)
   --work DIR        roots' writable layers, build trees and logs (default: a new /var/tmp/gpudirect-matrix.XXXXXX)
   --keep            keep WORK afterwards (default: removed, logs and table kept)
@@ -68,6 +71,7 @@ out=""
 work=""
 keep=0
 prepare=0
+extra_packages=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --releases) releases=${2:?--releases needs a list}; shift 2 ;;
@@ -77,6 +81,7 @@ while [ $# -gt 0 ]; do
     --work) work=${2:?--work needs a directory}; shift 2 ;;
     --keep) keep=1; shift ;;
     --prepare) prepare=1; shift ;;
+    --extra-packages) extra_packages=${2:?--extra-packages needs a list}; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "release_matrix: error: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
@@ -180,7 +185,8 @@ cmake -S $src -B $build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUDIRECT_W
   -DGPUDIRECT_WITH_CUDA=OFF -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache \
   -DGPUDIRECT_BUILD_LAUNCHER=$launcher -DGPUDIRECT_BUILD_TESTS=$launcher
 if [ "$launcher" = ON ]; then
-  cmake --build $build -j $jobs --target spank_gpudirect gpudirect-launch net_plugin_loads net_plugin_broken net_plugin_not_a_plugin
+  cmake --build $build -j $jobs --target spank_gpudirect gpudirect-launch net_plugin_loads net_plugin_broken net_plugin_not_a_plugin \
+    net_plugin_user
 else
   cmake --build $build -j $jobs --target spank_gpudirect
   # The integration tests take their stand-ins for an NCCL network plugin from the test build
@@ -224,6 +230,20 @@ for release in ${releases//,/ }; do
   : >"$upper/etc/resolv.conf"
   # debootstrap writes no /etc/hosts; the cluster adds its nodes' names to a copy of this one.
   printf '127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n127.0.1.1 matrix-%s\n' "$suite" >"$upper/etc/hosts"
+  # Packages a test needs beyond install-deps.sh's (Apptainer: Debian unstable only), into this run's
+  # writable layer, with the network and a resolver for apt alone.
+  if [ -n "$extra_packages" ]; then
+    say "$suite: installing ${extra_packages//,/ } (log $logs/$suite-extra-packages.log)"
+    cp /etc/resolv.conf "$upper/etc/resolv.conf"
+    if ! in_release "$merged" -- bash -c "export DEBIAN_FRONTEND=noninteractive; apt-get update -q &&
+      apt-get install -y -q --no-install-recommends ${extra_packages//,/ } && apt-get clean" >"$logs/$suite-extra-packages.log" 2>&1; then
+      tail -n 10 "$logs/$suite-extra-packages.log" | sed 's/^/    /'
+      table_rows+=("| $suite | - | - | - | --extra-packages failed: see $logs/$suite-extra-packages.log |")
+      overall=1
+      continue
+    fi
+    : >"$upper/etc/resolv.conf"
+  fi
   root_secs=$((SECONDS - started))
 
   versions=$(in_release "$merged" -- sh -c 'echo "$(slurmd -V | cut -d" " -f2) $(gcc -dumpfullversion) $(cmake --version | sed -n "1s/.* //p")"')

@@ -48,6 +48,11 @@ TEST_CASE("container markers", "[doctor][containers]") {
   CHECK(container_marker(root.path.string()).empty());
   root.add_file("etc/rc", "#!/bin/sh\nexec \"$@\"\n");  // any image's /etc/rc is no marker
   CHECK(container_marker(root.path.string()).empty());
+  // enroot 4.1.2's import: an /etc/rc.local with its comment (no provenance line yet).
+  root.add_file("etc/rc.local", "# This file is sourced by /etc/rc when the container starts.\n# It can be used to ...\n");
+  CHECK(container_marker(root.path.string()) == "/etc/rc of an enroot image");
+  root.add_file("etc/rc.local", "# my own rc.local\n");
+  CHECK(container_marker(root.path.string()).empty());
   root.add_file("etc/rc", "# enroot-provenance: docker://ubuntu:24.04\nexec \"$@\"\n");
   CHECK(container_marker(root.path.string()) == "/etc/rc of an enroot image");
   root.add_dir(".enroot");

@@ -7,6 +7,7 @@
 #include "gpudirect/plugin_config.hpp"
 #include "gpudirect/text.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -180,6 +181,14 @@ TEST_CASE("container needs of a mode, in pyxis's and enroot's forms", "[profile]
   CHECK_THROWS_WITH(container_needs(shipped_config(), Mode::tcpx, {}),
                     Catch::Contains("tcpx.conf") && Catch::Contains("${SLURM_JOB_ID} is empty"));
   CHECK(container_needs(shipped_config(), Mode::gib, {}).library_path == "/usr/local/gib/lib64");
+
+  // The names set outright: NCCL_DEBUG?= (the user's own value wins) and LD_LIBRARY_PATH+= are not.
+  const auto& names = tcpxo.set_names;
+  CHECK(names.front() == "NCCL_NET");
+  CHECK(std::find(names.begin(), names.end(), "NCCL_SOCKET_IFNAME") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "NCCL_FASTRAK_PLUGIN_ACCEPT_TIMEOUT_MS") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "NCCL_DEBUG") == names.end());
+  CHECK(std::find(names.begin(), names.end(), "LD_LIBRARY_PATH") == names.end());
 
   const auto rdma = container_needs(shipped_config(), Mode::rdma, {});
   CHECK(rdma.mounts.empty());

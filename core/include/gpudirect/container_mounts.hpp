@@ -19,6 +19,10 @@ struct ContainerNeeds {
   // The directories the profile puts first in LD_LIBRARY_PATH (':'-separated; "" = none): a
   // container's environment comes from its image, which must not hide them (see the hook).
   std::string library_path;
+  // The names the profile sets outright (NAME=value lines, not ?= or +=), in its order: the task's
+  // values of these must win over an image's own (NGC images set NCCL_*), so the hook takes the
+  // image's lines for them out of the container's environment and pyxis leaves each task its own.
+  std::vector<std::string> set_names;
 };
 
 // For a resolved mode (not auto): the mode's profile (profile_name_for, profile_search_path)

@@ -19,18 +19,25 @@ bool exists(const std::string& path) {
   return std::filesystem::exists(path, ignored);
 }
 
-// enroot's import starts /etc/rc with "# enroot-provenance: URI" (enroot src/docker.sh).
-bool enroot_imported(const std::string& root) {
-  std::ifstream rc(under(root, "/etc/rc"));
+// The first line of `path` under `root` starts with `text`.
+bool starts_with_line(const std::string& root, const std::string& path, const std::string& text) {
+  std::ifstream file(under(root, path));
   std::string first;
-  return rc && std::getline(rc, first) && first.starts_with("# enroot-provenance:");
+  return file && std::getline(file, first) && first.starts_with(text);
+}
+
+// enroot's import starts /etc/rc with "# enroot-provenance: URI" (enroot after 4.1.2,
+// src/docker.sh); enroot 4.1.2 and before write an /etc/rc.local that starts with this comment.
+bool enroot_imported(const std::string& root) {
+  return starts_with_line(root, "/etc/rc", "# enroot-provenance:") ||
+         starts_with_line(root, "/etc/rc.local", "# This file is sourced by /etc/rc when the container starts.");
 }
 
 }  // namespace
 
 std::string container_marker(const std::string& root) {
-  // Docker, Podman/CRI-O, an enroot bundle: each leaves its own file at the root.
-  for (const char* marker : {"/.dockerenv", "/run/.containerenv", "/.enroot"})
+  // Docker, Podman/CRI-O, an enroot bundle, an Apptainer image: each leaves its own file at the root.
+  for (const char* marker : {"/.dockerenv", "/run/.containerenv", "/.enroot", "/.singularity.d"})
     if (exists(under(root, marker))) return marker;
   if (enroot_imported(root)) return "/etc/rc of an enroot image";
   return "";

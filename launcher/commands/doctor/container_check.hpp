@@ -12,7 +12,8 @@
 namespace gpudirect::launcher {
 
 // The file that shows `root` is a container's root file system ("/.dockerenv", "/run/.containerenv",
-// "/.enroot", or "/etc/rc" as enroot's image import writes it); "" when there is none.
+// "/.enroot", Apptainer's "/.singularity.d", or "/etc/rc" or "/etc/rc.local" as enroot's image import writes
+// them); "" when there is none.
 std::string container_marker(const std::string& root);
 
 // The mount a process sees at "/" (the last one mounted there): its file system (major:minor) and

@@ -6,6 +6,8 @@
 
 #include "bootstrap/launch_context.hpp"
 #include "doctor/container_check.hpp"
+#include "doctor/container_env_check.hpp"
+#include "doctor/glibc_check.hpp"
 #include "doctor/imex_check.hpp"
 #include "gpudirect/container_mounts.hpp"
 #include "gpudirect/mode_resolution.hpp"
@@ -19,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <gnu/libc-version.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,6 +42,7 @@ struct DoctorOptions {
   bool check = false;
   std::string container_mounts;  // "pyxis" or "fstab": print the mode's mounts in that form; "" = no
   bool container_library_path = false;
+  bool container_env_names = false;
 };
 
 // Where the container check looks for markers and mounts: "/", or a directory standing in for a
@@ -200,6 +204,16 @@ int check_task(const Topology& topology, const NodePlan& plan, const PluginConfi
   input.allowed_cpus = CpuSet::of_this_thread();
   input.hostname = host;
   input.facts = probe_node_facts(config);
+  const std::string root = container_root(env);
+  const std::string in_container = input.request.mode == Mode::off ? "" : task_container_reason(root);
+  // In a container the plugin dir is the host's, seen only where it is mounted. The plugin found it
+  // on the host (the task started); its absence here is the missing mount's warning below, not a
+  // reason to plan the task differently from the plugin.
+  if (!in_container.empty()) {
+    if (input.request.mode == Mode::tcpxo) input.facts.tcpxo_plugin = true;
+    if (input.request.mode == Mode::tcpx) input.facts.tcpx_plugin = true;
+    if (input.request.mode == Mode::gib) input.facts.gib_plugin = true;
+  }
   std::vector<std::string> problems;
   TaskSetup setup;
   try {
@@ -207,16 +221,28 @@ int check_task(const Topology& topology, const NodePlan& plan, const PluginConfi
   } catch (const TaskSetupError& e) {
     problems.push_back(e.what());
   }
-  for (const EnvAction& action : setup.env) {
-    const auto it = env.find(action.name);
-    const std::optional<std::string> current = it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
-    if (auto expected = apply_env_action(action, current); expected && expected != current)
-      problems.push_back(action.name + " is '" + current.value_or("(unset)") + "', expected '" + *expected + "'");
-  }
+  // In a container a variable that is not what the plugin set is the runtime's doing (the image's
+  // value won, or the job's did not arrive): name the runtime's fix (doctor/container_env_check.hpp).
+  const ContainerRuntime runtime = container_runtime(root, env);
+  for (const EnvMismatch& mismatch : env_mismatches(setup.env, env))
+    problems.push_back(in_container.empty()
+                           ? mismatch.name + " is '" + mismatch.value.value_or("(unset)") + "', expected '" + mismatch.expected + "'"
+                           : describe_env_mismatch(mismatch, runtime, std::string(to_string(setup.mode)), in_container));
   // NCCL that cannot load the network plugin its environment names would fail (with NCCL_NET) or
   // fall back to sockets without a word (without it): catch both before the job's NCCL does.
   const auto net_plugin = check_net_plugin(env);
   if (net_plugin && !net_plugin->problem.empty()) problems.push_back(net_plugin->problem);
+  // A plugin built for a newer glibc than the task runs with (doctor/glibc_check.hpp).
+  std::vector<std::string> warnings;
+  if (net_plugin && net_plugin->library.find('/') != std::string::npos) {
+    try {
+      const GlibcCheck glibc = check_glibc_needs(net_plugin->library, elf_version_needs(net_plugin->library), ::gnu_get_libc_version(),
+                                                 in_container.empty() ? "this node's" : "the container's");
+      if (!glibc.problem.empty()) problems.push_back(glibc.problem);
+    } catch (const ElfError& e) {
+      warnings.push_back("cannot read the net plugin's glibc needs: " + std::string(e.what()));
+    }
+  }
   // A multi-node job in an NVLink domain needs its IMEX channel (doctor/imex_check.hpp).
   const ImexCheck imex = check_imex_channels(imex_root(env), host, job_nodes(env));
   if (!imex.problem.empty()) problems.push_back(imex.problem);
@@ -228,13 +254,11 @@ int check_task(const Topology& topology, const NodePlan& plan, const PluginConfi
   if (const std::string problem = step_gpus_problem(env); !problem.empty()) problems.push_back(problem);
   if (const std::string problem = every_gpu_problem(env, static_cast<int>(topology.gpus.size())); !problem.empty())
     problems.push_back(problem);
-  std::vector<std::string> warnings;
   if (!setup.gpu_visibility_warning.empty()) warnings.push_back(setup.gpu_visibility_warning);
-  const std::string root = container_root(env);
-  if (const std::string reason = setup.mode == Mode::off ? "" : task_container_reason(root); !reason.empty()) {
+  if (!in_container.empty() && setup.mode != Mode::off) {
     try {
       for (const MissingMount& missing : missing_mounts(root, container_needs(config, setup.mode, env).mounts, setup.env))
-        warnings.push_back(describe_missing_mount(missing, reason));
+        warnings.push_back(describe_missing_mount(missing, in_container));
     } catch (const ProfileError& e) {
       problems.push_back(e.what());
     }
@@ -287,14 +311,17 @@ int print_container_needs(const DoctorOptions& options, const PluginConfig& conf
   const ContainerNeeds needs = container_needs(config, mode, env);
   if (options.container_library_path) {
     if (!needs.library_path.empty()) std::printf("%s\n", needs.library_path.c_str());
+  } else if (options.container_env_names) {
+    for (const std::string& name : needs.set_names) std::printf("%s\n", name.c_str());
   } else if (options.container_mounts == "fstab") {
     std::fputs(enroot_fstab(needs.mounts).c_str(), stdout);
   } else if (!needs.mounts.empty()) {
+    // Apptainer's --bind takes the same SRC:DST[:ro] entries joined by ',' as pyxis.
     std::printf("%s\n", pyxis_container_mounts(needs.mounts).c_str());
   }
   // stdout stays empty for --container-mounts=$(...) in a job script: say why on stderr (the
   // fstab form is for the enroot hook, which needs no note).
-  if (needs.mounts.empty() && options.container_mounts == "pyxis")
+  if (needs.mounts.empty() && (options.container_mounts == "pyxis" || options.container_mounts == "apptainer"))
     std::fprintf(stderr, "gpudirect doctor: mode %s needs no container mounts%s\n", std::string(to_string(mode)).c_str(),
                  options.mode.empty() && !env.count("GPUDIRECT_MODE") ? " (the plugstack default; give --mode MODE)" : "");
   return kExitOk;
@@ -308,7 +335,7 @@ int run_doctor(const DoctorOptions& options) {
   if (!plugstack.empty()) config = read_plugstack_config(plugstack);
   if (!options.topology.empty()) config.topology = options.topology;
   if (!options.profile_dir.empty()) config.profile_dir = options.profile_dir;
-  if (!options.container_mounts.empty() || options.container_library_path)
+  if (!options.container_mounts.empty() || options.container_library_path || options.container_env_names)
     return print_container_needs(options, config, bootstrap::current_environment());
   Topology topology = config.topology.empty() ? load_live_topology() : load_topology_file(config.topology);
   const std::string host = described_host(topology, !config.topology.empty());
@@ -359,12 +386,19 @@ void register_doctor(CLI::App& app, CommandContext& context) {
                             ->add_flag("--container-mounts{pyxis}", options->container_mounts,
                                        "print the host paths a container needs for the mode (--mode, else the task's GPUDIRECT_MODE, else "
                                        "the plugstack default), from its profile's mount lines: as pyxis's --container-mounts value "
-                                       "(SRC:DST[:ro],...), or with =fstab as enroot fstab lines (docs/containers.md)")
-                            ->check(CLI::IsMember({"pyxis", "fstab"}));
+                                       "(SRC:DST[:ro],...), with =apptainer as apptainer's --bind value (the same form), or with =fstab "
+                                       "as enroot fstab lines (docs/containers.md)")
+                            ->check(CLI::IsMember({"pyxis", "apptainer", "fstab"}));
   doctor
       ->add_flag("--container-library-path", options->container_library_path,
                  "print the directories the mode's profile puts first in LD_LIBRARY_PATH (for the enroot hook)")
       ->excludes(mounts);
+  doctor
+      ->add_flag("--container-env-names", options->container_env_names,
+                 "print the names the mode's profile sets outright (NAME=value lines), one a line: the enroot hook takes an "
+                 "image's own values of these out of the container's environment, so each task keeps the plugin's")
+      ->excludes(mounts)
+      ->excludes("--container-library-path");
   doctor->callback([options, &context] { context.exit_code = run_command("gpudirect doctor", [&] { return run_doctor(*options); }); });
 }
 

@@ -38,9 +38,10 @@ if [ ! -x "$launch" ]; then
   exit 1
 fi
 
-# The mode's mounts and library path, from its profile and this node's plugstack line.
+# The mode's mounts, library path and the names it sets, from its profile and this node's plugstack line.
 if ! fstab=$("$launch" doctor --mode "$mode" --container-mounts=fstab) ||
-  ! library_path=$("$launch" doctor --mode "$mode" --container-library-path); then
+  ! library_path=$("$launch" doctor --mode "$mode" --container-library-path) ||
+  ! set_names=$("$launch" doctor --mode "$mode" --container-env-names); then
   say "cannot work out what --gpu-direct=$mode needs in the container (gpudirect-launch doctor says why, above): not starting it without the GPUDirect stack"
   exit 1
 fi
@@ -55,6 +56,22 @@ while read -r source destination rest; do
   fi
   printf '%s %s %s\n' "$source" "$destination" "$rest" >>"$ENROOT_MOUNTS"
 done <<<"$fstab"
+
+# The mode's values win over the image's own (NGC images set NCCL_SOCKET_IFNAME, NCCL_* tuning):
+# pyxis gives each task the container's value of every name the container's environment has, in
+# place of the task's (pyxis_slurmstepd.c, spank_import_container_env), and a name it lacks keeps
+# the task's own, which differs between tasks (NICs). So take the image's lines out for each name
+# the mode sets and this task has (a profile line whose condition failed set nothing: the image's
+# value stays), rewriting the file in place as hooks may (enroot formats it again after them).
+drop=()
+while read -r name; do
+  if [ -n "$name" ] && [ -n "${!name+set}" ] && grep -q "^$name=" "$ENROOT_ENVIRON"; then drop+=("$name"); fi
+done <<<"$set_names"
+if [ "${#drop[@]}" -gt 0 ]; then
+  kept=$(grep -vE "^($(IFS='|'; echo "${drop[*]}"))=" "$ENROOT_ENVIRON" || true)
+  printf '%s\n' "$kept" | sed '/^$/d' >"$ENROOT_ENVIRON"
+  say "the image's own ${drop[*]} left out of the container: --gpu-direct=$mode sets them (each task keeps the plugin's values)"
+fi
 
 # The container's environment is its image's (pyxis then gives it to the task, replacing the
 # plugin's LD_LIBRARY_PATH): put the plugin dir in front of the image's value.
