@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds gpudirect-slurm and runs every test:
-#   1. release build with warnings as errors: unit tests + integration tests against a real local
-#      Slurm (munge, slurmctld, two slurmd in network namespaces, fake GPUs through gres);
-#   2. AddressSanitizer/UBSan build: the unit tests again;
+#   1. release build with warnings as errors: integration tests against a real local Slurm (munge,
+#      slurmctld, two slurmd in network namespaces, fake GPUs through gres), PyTorch comparisons;
+#   2. AddressSanitizer/UBSan build: the unit tests (--unit-only: in the release build instead);
 #   3. libFuzzer (clang, core and the rendezvous store): every parser of outside input fuzzed a few seconds
 #      (scripts/fuzz.sh; FUZZ_SECONDS=N per target, default 6).
 #   4. the oldest Slurm we support, in a clean Debian 11 root (Slurm 20.11, GCC 10, CMake 3.18):
@@ -52,6 +52,7 @@ cmake --build --preset ci
 # only the cycles the tests leave; then, at normal priority, the unit tests under ASan/UBSan and the
 # fuzzing. Its own session and process group, so that an early exit stops it too. Each part logs to
 # its own file, printed after the release tests, in the order they ran.
+exhaustive_unit_test="unit:every collective algorithm at 1..8 ranks"  # run in the release build only
 asan_build_log=build/asan-and-fuzz-build.log asan_test_log=build/asan-unit-tests.log fuzz_log=build/fuzz.log
 rm -f build/asan-and-fuzz.status
 setsid bash -c '
@@ -60,9 +61,9 @@ setsid bash -c '
   { cmake --preset ci-asan >/dev/null && nice -n 19 cmake --build --preset ci-asan --target unit_tests &&
     cmake --preset fuzz >/dev/null && nice -n 19 cmake --build --preset fuzz; } >"$1" 2>&1 || fail "the ASan/UBSan or fuzz build failed (log: $1)"
   echo 0 >/proc/$$/autogroup 2>/dev/null || true
-  ctest --preset ci-asan -L unit -j2 >"$2" 2>&1 || fail "unit tests failed under ASan/UBSan (log: $2)"
+  ctest --preset ci-asan -L unit -E "^$4" -j2 >"$2" 2>&1 || fail "unit tests failed under ASan/UBSan (log: $2)"
   scripts/fuzz.sh "${FUZZ_SECONDS:-6}" >"$3" 2>&1 || fail "fuzzing found a failure (log: $3)"
-  echo ok >build/asan-and-fuzz.status' background "$asan_build_log" "$asan_test_log" "$fuzz_log" &
+  echo ok >build/asan-and-fuzz.status' background "$asan_build_log" "$asan_test_log" "$fuzz_log" "$exhaustive_unit_test" &
 background=$!
 
 # Another Debian release beside them: a clean root made with debootstrap (mostly waiting on the
@@ -80,11 +81,15 @@ if [ "$unit_only" = 0 ] && [ -n "$other_releases" ]; then
 fi
 trap 'kill -- -"$background" 2>/dev/null || true; [ -z "${matrix:-}" ] || kill -- -"$matrix" 2>/dev/null || true' EXIT
 
-step "unit and integration tests (release; beside them: the ASan/UBSan and fuzz builds at the lowest priority, then their tests; ${other_releases:-no other release} in a clean root)"
+step "integration tests (release; beside them: the ASan/UBSan and fuzz builds at the lowest priority, then their tests; ${other_releases:-no other release} in a clean root)"
 if [ "$unit_only" = 1 ]; then
   ctest --preset ci -L unit -j2
 else
-  ctest --preset ci -j2  # unit tests two at a time; integration tests are RUN_SERIAL (one cluster)
+  # The unit tests run once, in the ASan/UBSan build (below), but for the exhaustive collectives
+  # case (every algorithm, rank count, type and op): 40 s here, 180 s under ASan. Then everything
+  # else: the integration tests (RUN_SERIAL: one cluster) and the PyTorch comparisons.
+  ctest --preset ci -R "^$exhaustive_unit_test"
+  ctest --preset ci -j2 -LE unit
 fi
 
 step "waiting for the ASan/UBSan unit tests, the fuzzing and the other releases"
