@@ -311,9 +311,16 @@ stop_all() {
   local deadline=$((SECONDS + 10))
   while [ $SECONDS -lt $deadline ] && pgrep -f "(slurmd|slurmctld) -f $DIR/etc/slurm.conf" >/dev/null; do sleep 0.1; done
   pkill -9 -f "(slurmd|slurmctld) -f $DIR/etc/slurm.conf" 2>/dev/null || true
-  pkill -9 slurmstepd 2>/dev/null || true
+  # Unfinished steps' slurmstepd and tasks: whatever is left in this cluster's node namespaces, and
+  # (nodes on localhost ports) a slurmstepd in this shell's own pid namespace. Never every
+  # slurmstepd the host can see: that killed the steps of another cluster in a pid namespace of its
+  # own (the release matrix's, which CI runs beside this one), and its srun waited for ever.
+  local ns pid
+  for ns in $(ip netns list 2>/dev/null | awk '/^gd-node/ {print $1}'); do
+    for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
+  done
+  pkill -9 --ns $$ --nslist pid slurmstepd 2>/dev/null || true
   rm -f "$DIR"/run/*.pid "$DIR"/munge/munged.pid
-  local ns
   for ns in $(ip netns list 2>/dev/null | awk '/^gd-node/ {print $1}'); do ip netns del "$ns" 2>/dev/null || true; done
   ip link del "$BRIDGE" 2>/dev/null || true
   ip link del "$DATA_BRIDGE" 2>/dev/null || true

@@ -6,7 +6,7 @@
 # cluster started inside the root. Prints a table (release, Slurm, GCC, CMake, each test's result,
 # times) and writes it as Markdown.
 #
-# Not part of CI's ctest run: see docs/testing.md for the release CI runs through this script.
+# Not part of ctest: scripts/run-tests.sh (CI) runs it for Debian 11 beside the host's build.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

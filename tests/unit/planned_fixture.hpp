@@ -2,6 +2,7 @@
 // shared by the task-setup and task-apply tests.
 #pragma once
 
+#include "fixture_path.hpp"
 #include "gpudirect/task_setup.hpp"
 #include "gpudirect/topology_sources.hpp"
 
@@ -13,7 +14,7 @@ struct PlannedNode {
   Topology topology;
   NodePlan plan;
   explicit PlannedNode(const std::string& fixture)
-      : topology(load_topology_file(std::string(GPUDIRECT_FIXTURE_DIR) + "/" + fixture)), plan(plan_node(topology)) {}
+      : topology(load_topology_file(gpudirect::testing::fixture_path(fixture))), plan(plan_node(topology)) {}
 };
 
 // Local rank `local` of 8 on an A3 Mega node (a3mega-1, job 42, the TCPXO plugin installed), owning `gpus`.

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "fixture_path.hpp"
 #include "gpudirect/binding.hpp"
 #include "gpudirect/topology_sources.hpp"
 
@@ -9,7 +10,7 @@ using namespace gpudirect;
 
 namespace {
 
-std::string fixture(const std::string& name) { return std::string(GPUDIRECT_FIXTURE_DIR) + "/" + name; }
+std::string fixture(const std::string& name) { return gpudirect::testing::fixture_path(name); }
 
 std::string nic_name(const Topology& t, int n) {
   const Nic& nic = t.nics[static_cast<std::size_t>(n)];

@@ -2,6 +2,7 @@
 // reasoned in tests/fixtures/make_fixtures.py for each fixture.
 #include <catch2/catch.hpp>
 
+#include "fixture_path.hpp"
 #include "gpudirect/binding.hpp"
 #include "gpudirect/task_setup.hpp"
 #include "gpudirect/topology_sources.hpp"
@@ -12,7 +13,7 @@ using namespace gpudirect;
 
 namespace {
 
-std::string fixture(const std::string& name) { return std::string(GPUDIRECT_FIXTURE_DIR) + "/" + name; }
+std::string fixture(const std::string& name) { return gpudirect::testing::fixture_path(name); }
 
 std::vector<std::string> labels(const Topology& t, const std::vector<int>& nics) {
   std::vector<std::string> out;
@@ -138,11 +139,10 @@ TEST_CASE("real dumps: the only RDMA HCA carries GPU traffic and is never the co
           "[binding][real]") {
   // Files taken unchanged from public sources (tests/fixtures/real/SOURCES.nccl); the HCA hangs off
   // no GPU's switch, so only the rule "never RDMA" keeps it out of the control NIC's place.
-  const std::string real = std::string(GPUDIRECT_FIXTURE_DIR) + "/real/nccl/";
   for (const auto& [file, hca, gpus] : {std::tuple<std::string, std::string, std::size_t>{"azure-ndv2-topo.xml", "0101:00:00.0", 8},
                                         {"nccl-issue2397-a100-dualport.xml", "0000:16:00.0", 2}}) {
     INFO(file);
-    const Topology t = load_topology_file(real + file);
+    const Topology t = load_topology_file(fixture("real/nccl/" + file));
     const NodePlan plan = plan_node(t);
     REQUIRE(plan.gpus.size() == gpus);
     for (const GpuPlacement& gpu : plan.gpus) {

@@ -2,6 +2,7 @@
 // libnvidia-ml (tests/nvml_standin), and through plan_task with an injected resolver.
 #include <catch2/catch.hpp>
 
+#include "fixture_path.hpp"
 #include "gpudirect/gpu_uuid.hpp"
 #include "gpudirect/task_setup.hpp"
 #include "gpudirect/topology_sources.hpp"
@@ -12,7 +13,7 @@ using namespace gpudirect;
 
 namespace {
 
-std::string fixture(const std::string& name) { return std::string(GPUDIRECT_FIXTURE_DIR) + "/" + name; }
+std::string fixture(const std::string& name) { return gpudirect::testing::fixture_path(name); }
 
 const std::string kGpu0 = "GPU-11111111-2222-3333-4444-555555555555";  // 0000:04:00.0 in the stand-in
 const std::string kGpu1 = "GPU-66666666-7777-8888-9999-000000000000";  // 0000:05:00.0

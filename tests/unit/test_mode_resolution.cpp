@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "fixture_path.hpp"
 #include "gpudirect/mode_resolution.hpp"
 #include "gpudirect/task_setup.hpp"
 #include "gpudirect/topology_sources.hpp"
@@ -8,7 +9,7 @@ using namespace gpudirect;
 
 namespace {
 
-Topology fixture(const std::string& name) { return load_topology_file(std::string(GPUDIRECT_FIXTURE_DIR) + "/" + name); }
+Topology fixture(const std::string& name) { return load_topology_file(gpudirect::testing::fixture_path(name)); }
 
 ModeRequest ask(std::optional<Mode> mode) {
   ModeRequest request;

@@ -2,6 +2,7 @@
 // otherwise, the task must fail naming them rather than hand NCCL names that do not exist.
 #include <catch2/catch.hpp>
 
+#include "fixture_path.hpp"
 #include "gpudirect/network_interfaces.hpp"
 #include "gpudirect/task_setup.hpp"
 #include "gpudirect/topology_sources.hpp"
@@ -42,7 +43,7 @@ TEST_CASE("this process sees its loopback interface", "[nic_names]") {
 }
 
 TEST_CASE("a node whose NIC names differ from the topology's fails the task naming them", "[nic_names]") {
-  const Topology topology = load_topology_file(std::string(GPUDIRECT_FIXTURE_DIR) + "/a3-megagpu-8g.xml");
+  const Topology topology = load_topology_file(gpudirect::testing::fixture_path("a3-megagpu-8g.xml"));
   const NodePlan plan = plan_node(topology);
 
   SECTION("every name present: the task is set up") { CHECK(plan_task(topology, plan, tcpxo_task(kA3MegaInterfaces)).mode == Mode::tcpxo); }

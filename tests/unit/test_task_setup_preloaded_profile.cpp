@@ -2,13 +2,14 @@
 // profile for another mode is ignored and the right one read from disk.
 #include <catch2/catch.hpp>
 
+#include "fixture_path.hpp"
 #include "gpudirect/task_setup.hpp"
 #include "gpudirect/topology_sources.hpp"
 
 using namespace gpudirect;
 
 TEST_CASE("plan_task renders a preloaded profile of the mode, and loads the right one otherwise", "[task_setup]") {
-  const Topology t = load_topology_file(std::string(GPUDIRECT_FIXTURE_DIR) + "/a3-megagpu-8g.xml");
+  const Topology t = load_topology_file(gpudirect::testing::fixture_path("a3-megagpu-8g.xml"));
   const NodePlan plan = plan_node(t);
   TaskSetupInput in;
   in.config.profile_dir = "/nonexistent";  // nothing on disk: only the preloaded profile can serve

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "fixture_path.hpp"
 #include "gpudirect/binding.hpp"
 #include "gpudirect/topology_sources.hpp"
 #include "temp_file.hpp"
@@ -15,7 +16,7 @@ using namespace gpudirect;
 
 namespace {
 
-std::string fixture(const std::string& name) { return std::string(GPUDIRECT_FIXTURE_DIR) + "/" + name; }
+std::string fixture(const std::string& name) { return gpudirect::testing::fixture_path(name); }
 
 std::string bus_of(const Gpu& gpu) { return gpu.address.to_string(); }
 std::string bus_of(const Nic& nic) { return nic_bus_id(nic); }

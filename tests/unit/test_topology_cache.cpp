@@ -3,6 +3,7 @@
 // never used: the topology is loaded again from its source and the file written anew.
 #include <catch2/catch.hpp>
 
+#include "fixture_path.hpp"
 #include "gpudirect/topology_cache.hpp"
 #include "gpudirect/topology_sources.hpp"
 
@@ -20,7 +21,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string fixture(const std::string& name) { return std::string(GPUDIRECT_FIXTURE_DIR) + "/" + name; }
+std::string fixture(const std::string& name) { return gpudirect::testing::fixture_path(name); }
 
 // Everything binding reads from a topology, as text, to compare two loads.
 std::string summary(const Topology& t) {

@@ -2,6 +2,7 @@
 // AMD GPU classes, NIC kinds, NUMA distances, packages, the file's host name, bare NCCL entries.
 #include <catch2/catch.hpp>
 
+#include "fixture_path.hpp"
 #include "gpudirect/nic_kind.hpp"
 #include "gpudirect/topology_sources.hpp"
 
@@ -14,7 +15,7 @@ using namespace gpudirect;
 
 namespace {
 
-std::string fixture(const std::string& name) { return std::string(GPUDIRECT_FIXTURE_DIR) + "/" + name; }
+std::string fixture(const std::string& name) { return gpudirect::testing::fixture_path(name); }
 
 const Nic& nic_named(const Topology& t, const std::string& label) {
   for (const Nic& nic : t.nics)

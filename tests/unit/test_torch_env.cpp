@@ -2,6 +2,7 @@
 // share with the launcher's rendezvous.
 #include <catch2/catch.hpp>
 
+#include "fixture_path.hpp"
 #include "gpudirect/mode.hpp"
 #include "gpudirect/slurm_step.hpp"
 #include "gpudirect/task_setup.hpp"
@@ -115,7 +116,7 @@ TEST_CASE("MODE,torch (--gpu-direct) parses in any order, once", "[torch_env]") 
 }
 
 TEST_CASE("plan_task adds the torch variables only when asked, with the task's own NIC for Gloo", "[torch_env]") {
-  const Topology topology = load_topology_file(std::string(GPUDIRECT_FIXTURE_DIR) + "/a3-megagpu-8g.xml");
+  const Topology topology = load_topology_file(gpudirect::testing::fixture_path("a3-megagpu-8g.xml"));
   const NodePlan plan = plan_node(topology);
   TaskSetupInput in;
   in.config.profile_dir = GPUDIRECT_PROFILE_DIR;

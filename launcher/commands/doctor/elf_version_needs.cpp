@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
-#include <iterator>
+#include <sstream>
 #include <type_traits>
 
 namespace gpudirect::launcher {
@@ -148,9 +148,10 @@ std::vector<VersionNeed> elf_version_needs_of(const std::string& bytes, const st
 std::vector<VersionNeed> elf_version_needs(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw ElfError(path + ": cannot be read");
-  const std::string bytes{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  std::ostringstream bytes;  // in bulk: a character at a time took 25 s for a 220 MB binary under ASan
+  bytes << file.rdbuf();
   if (file.bad()) throw ElfError(path + ": cannot be read");
-  return elf_version_needs_of(bytes, path);
+  return elf_version_needs_of(bytes.str(), path);
 }
 
 }  // namespace gpudirect::launcher
