@@ -13,7 +13,7 @@ package)
   dir=${2:?DIR}; peer=${3:?NCCL_TESTS_BUILD (a directory holding nccl-tests binaries you built)}
   src=$(cd "$(dirname "$0")/.." && pwd)
   launch=$src/build/release/launcher/gpudirect-launch
-  ldd "$launch" | grep -q libnccl || { echo "build with NCCL first (cmake --preset release finds /usr/local/cuda)" >&2; exit 1; }
+  grep -q libnccl < <(ldd "$launch") || { echo "build with NCCL first (cmake --preset release finds /usr/local/cuda)" >&2; exit 1; }
   mkdir -p "$dir/bin" "$dir/lib"
   for c in all_reduce all_gather; do
     [ -x "$peer/${c}_perf" ] || { echo "no ${c}_perf in $peer: build nccl-tests yourself, outside this repository, and pass its build directory (nothing was compared)" >&2; exit 1; }

@@ -22,7 +22,7 @@ rank_pid() {
   local p
   for p in $(pgrep -f -- "$1"); do
     [ "$(readlink -f /proc/"$p"/exe 2>/dev/null)" = "$launch" ] || continue
-    if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "GPUDIRECT_LAUNCH_RANK=$2"; then echo "$p"; return; fi
+    if grep -qx "GPUDIRECT_LAUNCH_RANK=$2" < <(tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null); then echo "$p"; return; fi
   done
 }
 

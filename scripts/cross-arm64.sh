@@ -48,7 +48,7 @@ host_packages=(crossbuild-essential-arm64 g++-aarch64-linux-gnu qemu-user cmake 
 if [ "$install" = 1 ]; then
   missing=()
   for p in "${host_packages[@]}" "${arm64_packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
-  if [ ${#missing[@]} -gt 0 ] || ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  if [ ${#missing[@]} -gt 0 ] || ! grep -qx arm64 < <(dpkg --print-foreign-architectures); then
     [ "$(id -u)" -eq 0 ] || die "run as root to install ${missing[*]:-the arm64 architecture} (or --no-install when they are there)"
     step "installing ${missing[*]:-nothing} (dpkg --add-architecture arm64)"
     dpkg --add-architecture arm64

@@ -34,7 +34,7 @@ case "${1:-}" in
       chmod 0755 "$IMEX_DIR/$script"
     done
     # The prolog does nothing where the nvidia-imex unit is absent: say so at build time instead.
-    systemctl list-unit-files --all | grep -Fq nvidia-imex.service ||
+    grep -Fq nvidia-imex.service < <(systemctl list-unit-files --all) ||
       echo "a4x-imex-node-prep: warning: no nvidia-imex.service in this image: the IMEX prolog will do nothing (install NVIDIA's nvidia-imex package)" >&2
     check
     ;;

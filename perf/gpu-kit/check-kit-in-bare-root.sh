@@ -26,7 +26,7 @@ case ${1:-} in -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}
 [ -f "$kit/run.sh" ] && [ -f "$kit/MANIFEST.txt" ] || die "$kit is not a kit: perf/gpu-kit/make-kit.sh first"
 command -v unshare >/dev/null && command -v chroot >/dev/null || die "unshare and chroot are needed (util-linux, coreutils)"
 busybox=$(command -v busybox || true)
-[ -n "$busybox" ] && ! objdump -p "$busybox" 2>/dev/null | grep -q NEEDED || die "a static busybox is needed: apt-get install busybox-static"
+[ -n "$busybox" ] && ! grep -q NEEDED < <(objdump -p "$busybox" 2>/dev/null) || die "a static busybox is needed: apt-get install busybox-static"
 cuda=/usr/local/cuda/lib64
 for f in libcublas.so.13 libcublasLt.so.13 libcudart.so.13 libnccl.so.2; do
   [ -e "$cuda/$f" ] || die "$cuda/$f is missing: this check places this machine's CUDA libraries where the wheels put them"

@@ -64,7 +64,7 @@ build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$cache")
 archs=$(sed -n 's/^CMAKE_CUDA_ARCHITECTURES:[A-Z]*=//p' "$cache")
 case $build_type in Release | RelWithDebInfo) ;; *) die "$build is a '$build_type' build: the kit is made from a release build (cmake --preset release)" ;; esac
 case ";$archs;" in *";90;"* | *";90a;"* | *";90-real;"*) ;; *) die "$build builds CUDA for '$archs', not 90 (H100/H200): reconfigure with -DCMAKE_CUDA_ARCHITECTURES=90" ;; esac
-objdump -p "$launch" | grep -q 'NEEDED.*libnccl\.so' || die "$launch does not link NCCL: the build has no NCCL backend (CMake found no NCCL)"
+grep -q 'NEEDED.*libnccl\.so' < <(objdump -p "$launch") || die "$launch does not link NCCL: the build has no NCCL backend (CMake found no NCCL)"
 
 if [ -e "$kit" ]; then
   [ -f "$kit/MANIFEST.txt" ] && [ -f "$kit/run.sh" ] || die "$kit exists and is not a kit: give another --out"
@@ -83,11 +83,11 @@ cp "$src/tests/train/read_checkpoint.py" "$src/tests/train/torch_gpt.py" "$kit/t
 chmod +x "$kit/run.sh" "$kit/tests/gpu/check_cuda_training.sh"
 elves=("$kit/build/launcher/gpudirect-launch" "$kit/build/tests/train_cuda_check")
 if [ -n "$llmc" ]; then
-  [ -x "$llmc" ] && head -c 4 "$llmc" | grep -q 'ELF' || die "--llmc $llmc is not an executable ELF file (give the train_gpt2cu you built)"
+  [ -x "$llmc" ] && grep -q 'ELF' < <(head -c 4 "$llmc") || die "--llmc $llmc is not an executable ELF file (give the train_gpt2cu you built)"
   mkdir -p "$kit/peers"
   strip --strip-debug -o "$kit/peers/train_gpt2cu" "$llmc"
   elves+=("$kit/peers/train_gpt2cu")
-  if ldd "$llmc" | grep -q libcudnn; then
+  if grep -q libcudnn < <(ldd "$llmc"); then
     echo "make-kit: warning: $llmc links cuDNN: the speed table wants llm.c WITHOUT cuDNN (build it with USE_CUDNN=0)" >&2
   fi
 fi

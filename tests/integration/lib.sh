@@ -78,7 +78,7 @@ $2
 actual:
 $3"; fi; }
 # expect_contains NAME NEEDLE HAYSTACK
-expect_contains() { if printf '%s' "$3" | grep -qF -- "$2"; then pass "$1"; else fail "$1" "missing '$2' in:
+expect_contains() { if grep -qF -- "$2" <<<"$3"; then pass "$1"; else fail "$1" "missing '$2' in:
 $3"; fi; }
 # verdict_nodes TABLE VERDICT: the nodes a health table gives that verdict (BAD, good), space separated
 verdict_nodes() { printf '%s\n' "$1" | awk -v v="$2" '$3 == v {print $1}' | tr '\n' ' '; }

@@ -13,7 +13,7 @@ check_across() {
   shift 3
   out=$(timeout 180 srun -N2 --ntasks-per-node=2 "$@" "$LAUNCH" --timeout 60 bench "$collective" -b 8 -e 1M -f 40 -d all -n 2 -w 1 -r 3 2>&1)
   rc=$?
-  if [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q "Out of bounds values : 0 OK" && printf '%s\n' "$out" | grep -q -- "$expected"; then
+  if [ $rc -eq 0 ] && grep -q "Out of bounds values : 0 OK" <<<"$out" && grep -q -- "$expected" <<<"$out"; then
     pass "$collective $label: every type correct"
   else
     fail "$collective $label (rc $rc)" "$(printf '%s\n' "$out" | tail -15)"
@@ -34,7 +34,7 @@ expect_contains "with --gpu-direct: all ops correct" "Out of bounds values : 0 O
 
 # The ranks of one node over the network provider too, on request: still correct.
 out=$(GPUDIRECT_FABRIC_LOCAL_SHM=0 timeout 180 srun -N2 --ntasks-per-node=2 "$LAUNCH" --timeout 60 bench all_reduce -b 8 -e 1M -f 64 -o all -n 2 -w 1 2>&1)
-if printf '%s\n' "$out" | grep -qE "\[host\] libfabric:$ACROSS_PROVIDER\$"; then pass "GPUDIRECT_FABRIC_LOCAL_SHM=0: one provider for every pair"
+if grep -qE "\[host\] libfabric:$ACROSS_PROVIDER\$" <<<"$out"; then pass "GPUDIRECT_FABRIC_LOCAL_SHM=0: one provider for every pair"
 else fail "GPUDIRECT_FABRIC_LOCAL_SHM=0: one provider for every pair" "$(printf '%s\n' "$out" | grep -m4 'Rank')"; fi
 expect_contains "GPUDIRECT_FABRIC_LOCAL_SHM=0: all ops correct" "Out of bounds values : 0 OK" "$out"
 
@@ -44,7 +44,7 @@ start=$SECONDS
 out=$(timeout 120 srun -N2 --ntasks-per-node=1 sh -c '[ "$SLURM_NODEID" = 1 ] && export FI_PROVIDER="udp;ofi_rxd"; exec "$0" "$@"' \
   "$LAUNCH" --timeout 60 bench all_reduce -b 8 -e 8 2>&1)
 rc=$?
-if [ $rc -ne 0 ] && [ $((SECONDS - start)) -lt 30 ] && printf '%s\n' "$out" | grep -q "uses provider udp;ofi_rxd, rank 0 on node1 uses $ACROSS_PROVIDER"; then
+if [ $rc -ne 0 ] && [ $((SECONDS - start)) -lt 30 ] && grep -q "uses provider udp;ofi_rxd, rank 0 on node1 uses $ACROSS_PROVIDER" <<<"$out"; then
   pass "mixed providers: rc $rc in $((SECONDS - start)) s, both named"
 else
   fail "mixed providers (rc $rc after $((SECONDS - start)) s)" "$(printf '%s\n' "$out" | tail -8)"

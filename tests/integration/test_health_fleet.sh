@@ -23,7 +23,7 @@ sweep() {
 }
 
 nics=$(timeout 60 srun -N1 -w node7 --ntasks-per-node=2 --gpus-per-task=1 --gpu-direct=tcpxo sh -c 'echo ${GPUDIRECT_NICS%%,*}' 2>&1 | sort -u)
-printf '%s\n' "$nics" | grep -qE '^enp[0-9]+s0$' || { fail "the plugin names the ranks' data NICs" "$nics"; summary; exit 1; }
+grep -qE '^enp[0-9]+s0$' <<<"$nics" || { fail "the plugin names the ranks' data NICs" "$nics"; summary; exit 1; }
 tc_on_bad() {
   local node nic
   for node in "${BAD[@]}"; do
@@ -36,7 +36,7 @@ start=$SECONDS
 out=$(sweep slow --drain --json "$work/slow.json" --svg "$work/slow.svg" 2>&1)
 rc=$?
 echo "     sweep of $NODES nodes with ${BAD[*]} degraded: exit $rc in $((SECONDS - start)) s"
-printf '%s\n' "$out" | grep -E '^gpudirect health: (threshold|second pass: .*busbw|second pass: .*failed|.*bad node)' | sed 's/^/     | /'
+grep -E '^gpudirect health: (threshold|second pass: .*busbw|second pass: .*failed|.*bad node)' <<<"$out" | sed 's/^/     | /'
 expect_eq "the sweep exits 7 (bad nodes found)" 7 "$rc"
 bad=$(verdict_nodes "$out" BAD)
 expect_eq "the sweep names exactly the degraded nodes" "${BAD[*]} " "$bad"
@@ -47,8 +47,8 @@ expect_eq "exactly the degraded nodes are drained" "${BAD[*]} " "$drained"
 in_service=$(in_service_nodes | wc -w)
 expect_eq "the good nodes stay in service" 61 "$in_service"
 # The second pass: every suspect's pair with a good node started before the first one ended.
-second=$(printf '%s\n' "$out" | grep '^gpudirect health: second pass: ')
-started=$(printf '%s\n' "$second" | grep -c ' started ')
+second=$(grep '^gpudirect health: second pass: ' <<<"$out")
+started=$(grep -c ' started ' <<<"$second")
 first_end=$(printf '%s\n' "$second" | grep -nvm1 ' started ' | cut -d: -f1)
 if [ "$started" -ge 3 ] && [ "$first_end" -gt "$started" ]; then
   pass "the second pass ran its $started pairs at once"

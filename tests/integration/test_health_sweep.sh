@@ -24,7 +24,7 @@ sweep() {
 
 # Which NICs node3's ranks send on: the first of GPUDIRECT_NICS, as bench's libfabric transport takes it.
 nics=$(timeout 60 srun -N1 -w $SLOW --ntasks-per-node=2 --gpus-per-task=1 --gpu-direct=tcpxo sh -c 'echo ${GPUDIRECT_NICS%%,*}' 2>&1 | sort -u)
-if [ -z "$nics" ] || ! printf '%s\n' "$nics" | grep -qE '^enp[0-9]+s0$'; then
+if [ -z "$nics" ] || ! grep -qE '^enp[0-9]+s0$' <<<"$nics"; then
   fail "the plugin names node3's data NICs" "$nics"
   summary
   exit 1
@@ -50,7 +50,7 @@ start=$SECONDS
 out=$(sweep slow --drain --json "$work/slow.json" --svg "$work/slow.svg" --metrics-file "$work/health.prom" 2>&1)
 rc=$?
 echo "     sweep with $SLOW slowed: exit $rc in $((SECONDS - start)) s"
-printf '%s\n' "$out" | grep -vE '^gpudirect health: .*(started|skipping)' | sed 's/^/     | /'
+grep -vE '^gpudirect health: .*(started|skipping)' <<<"$out" | sed 's/^/     | /'
 expect_eq "the sweep exits 7 (bad nodes found)" 7 "$rc"
 bad=$(verdict_nodes "$out" BAD)
 expect_eq "the sweep names exactly $SLOW" "$SLOW " "$bad"
@@ -59,8 +59,8 @@ expect_eq "the other nodes are good (the second pass cleared $SLOW's first peer)
 expect_contains "the drain line names the measurement and a good peer" \
   "scontrol update nodename=$SLOW state=drain reason=\"gpudirect health: all_gather " "$out"
 drained=$(sinfo -R -h -N -o '%N|%T|%E')
-if printf '%s\n' "$drained" | grep -qE "^$SLOW\|drain(ed|ing)\|gpudirect health: all_gather [0-9.e-]+ GB/s with node[124], threshold "; then
-  pass "sinfo -R shows $SLOW drained with our reason: $(printf '%s\n' "$drained" | grep "^$SLOW" | cut -d'|' -f3)"
+if grep -qE "^$SLOW\|drain(ed|ing)\|gpudirect health: all_gather [0-9.e-]+ GB/s with node[124], threshold " <<<"$drained"; then
+  pass "sinfo -R shows $SLOW drained with our reason: $(grep "^$SLOW" <<<"$drained" | cut -d'|' -f3)"
 else
   fail "sinfo -R shows $SLOW drained with our reason" "$drained"
 fi
@@ -113,7 +113,7 @@ kill "$(cat "$CLUSTER_DIR/run/slurmd-node4.pid")"
 # slurmctld can leave the update for later.
 for _ in $(seq 1 30); do
   scontrol update nodename=node4 state=down reason="health test: down on purpose" 2>/dev/null
-  sinfo -h -n node4 -o %T | grep -q '^down' && break
+  grep -q '^down' < <(sinfo -h -n node4 -o %T) && break
   sleep 0.5
 done
 start=$SECONDS
@@ -121,8 +121,8 @@ out=$(sweep down 2>&1)
 rc=$?
 took=$((SECONDS - start))
 expect_eq "with node4 down the other nodes pass" 0 "$rc"
-line=$(printf '%s\n' "$out" | grep '^node4 ')
-if printf '%s\n' "$line" | grep -qE '^node4 +0 +skipped +down\*?: health test: down on purpose$'; then pass "the down node is reported: $line"; else fail "the down node is reported" "$out"; fi
+line=$(grep '^node4 ' <<<"$out")
+if grep -qE '^node4 +0 +skipped +down\*?: health test: down on purpose$' <<<"$line"; then pass "the down node is reported: $line"; else fail "the down node is reported" "$out"; fi
 expect_contains "the odd node out is measured with a good node" "node3      1  good" "$out"
 if [ $took -lt 60 ]; then pass "the sweep did not wait for the down node (${took} s)"; else fail "the sweep took ${took} s with a down node"; fi
 

@@ -46,8 +46,8 @@ counted() {
   out=$("$@" 2>&1)
   rc=$?
   printf '%s\n' "$out"
-  fails=$(printf '%s\n' "$out" | grep -c '^FAIL:')
-  passed=$((passed + $(printf '%s\n' "$out" | grep -c '^PASS:')))
+  fails=$(grep -c '^FAIL:' <<<"$out")
+  passed=$((passed + $(grep -c '^PASS:' <<<"$out")))
   failed=$((failed + fails))
   if [ $rc -ne 0 ] && [ "$fails" -eq 0 ]; then failed=$((failed + 1)); echo "FAIL: ${*:2:3} ended with exit $rc"; fi
 }
@@ -121,7 +121,7 @@ train_pid=$!
 deadline=$((SECONDS + 30))
 while kill -0 $train_pid 2>/dev/null && [ $SECONDS -lt $deadline ]; do
   for child in $(pgrep -P $train_pid); do
-    tr '\0' '\n' <"/proc/$child/environ" 2>/dev/null | grep -qx GPUDIRECT_LAUNCH_RANK=1 && rank1=$child
+    grep -qx GPUDIRECT_LAUNCH_RANK=1 < <(tr '\0' '\n' <"/proc/$child/environ" 2>/dev/null) && rank1=$child
   done
   [ -n "$rank1" ] && [ -f "$textfiles/gpudirect_train.prom" ] && break
   sleep 0.05
@@ -191,8 +191,8 @@ sed 's/gpudirect_train_mfu_ratio/gpudirect_train_mfu_percent/' "$MONITORING/graf
 sed 's/machine_type="a3-megagpu-8g"/machinetype="a3-megagpu-8g"/' "$MONITORING/prometheus/gpudirect-alerts.yml" >"$work/misspelt.yml"
 out=$("${names[@]}" --dashboard "$work/misspelt.json" --rules "$work/misspelt.yml" 2>&1)
 rc=$?
-if [ $rc -ne 0 ] && printf '%s\n' "$out" | grep -q "panel 'Train MFU' (A): metric gpudirect_train_mfu_percent is not written by any command" &&
-   printf '%s\n' "$out" | grep -q "rule GpudirectNodeAllGatherBelowThreshold: gpudirect_health_node_busbw_gbps has no label machinetype"; then
+if [ $rc -ne 0 ] && grep -q "panel 'Train MFU' (A): metric gpudirect_train_mfu_percent is not written by any command" <<<"$out" &&
+   grep -q "rule GpudirectNodeAllGatherBelowThreshold: gpudirect_health_node_busbw_gbps has no label machinetype" <<<"$out"; then
   pass "a panel naming a metric no command writes, and a rule matching a label the metric lacks, fail the check"
 else
   fail "the name check on a misspelt metric and label (exit $rc)" "$out"

@@ -15,7 +15,7 @@ rank_pid() {
   local p
   for p in $(pgrep -f -- "bench all_reduce -b 16M"); do
     [ "$(readlink -f /proc/"$p"/exe 2>/dev/null)" = "$LAUNCH_REAL" ] || continue
-    if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qxE "(SLURM_PROCID|GPUDIRECT_LAUNCH_RANK)=$1"; then echo "$p"; return; fi
+    if grep -qxE "(SLURM_PROCID|GPUDIRECT_LAUNCH_RANK)=$1" < <(tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null); then echo "$p"; return; fi
   done
 }
 

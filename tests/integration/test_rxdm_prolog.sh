@@ -59,7 +59,7 @@ running_containers() { for n in node1 node2; do "$SRC/tests/rxdm/stand-in-contai
 wait_epilog() {
   local deadline=$((SECONDS + 10))
   while [ $SECONDS -lt $deadline ]; do
-    [ -z "$(ls "$STATE"/node*/*.pid 2>/dev/null)" ] && ! squeue -h | grep -q . && return 0
+    [ -z "$(ls "$STATE"/node*/*.pid 2>/dev/null)" ] && [ -z "$(squeue -h)" ] && return 0
     sleep 0.2
   done
   return 1

@@ -11,8 +11,8 @@ if ! command -v promtool >/dev/null; then
 fi
 passed=0 failed=0
 log=$(promtool check rules "$RULES" 2>&1)
-if [ $? -eq 0 ] && ! printf '%s\n' "$log" | grep -qiE 'warning|lint'; then
-  passed=$((passed + 1)); echo "PASS: promtool check rules: $(printf '%s\n' "$log" | grep -o 'SUCCESS.*')"
+if [ $? -eq 0 ] && ! grep -qiE 'warning|lint' <<<"$log"; then
+  passed=$((passed + 1)); echo "PASS: promtool check rules: $(grep -o 'SUCCESS.*' <<<"$log")"
 else
   failed=$((failed + 1)); echo "FAIL: promtool check rules"; printf '%s\n' "$log" | sed 's/^/    /'
 fi

@@ -82,6 +82,6 @@ grep -qE '^[[:space:]]*include[[:space:]]+/etc/slurm/plugstack.conf.d/' "$root/e
 missing=$(in_root ldd /usr/lib/x86_64-linux-gnu/slurm-wlm/spank_gpudirect.so | grep 'not found' || true)
 [ -z "$missing" ] || fail "the installed plugin links libraries the image lacks: $missing"
 soname=$(grep -a -o 'libxml2\.so\.[0-9]*' "$plugin" | head -1)
-[ -n "$soname" ] && in_root sh -c "ldconfig -p | grep -q '$soname '" || fail "the image has no $soname, which the plugin loads"
+[ -n "$soname" ] && in_root sh -c "ldconfig -p | grep '$soname ' >/dev/null" || fail "the image has no $soname, which the plugin loads"
 echo "image_build_clean_root: PASS in $((SECONDS - started)) s: $plugin and the plugstack line" \
   "'$(grep -v '^#' "$plugstack")' (plugin loads $soname on demand)"
