@@ -86,6 +86,7 @@ CudaGpt::CudaGpt(const GptConfig& config, AttentionKind attention, const SpeedOp
   dresidual_ = DeviceArray<float>(n.dresidual);
   dln_ = DeviceArray<float>(n.dln);
   attention_scratch_ = DeviceArray<float>(n.attention_scratch);
+  if (n.layernorm_partials > 0) layernorm_partials_ = DeviceArray<float>(n.layernorm_partials);
   dresidual_bf16_ = DeviceArray<bf16>(n.dresidual_bf16);
   datty_ = DeviceArray<bf16>(n.datty);
   dqkv_ = DeviceArray<bf16>(n.dqkv);
@@ -279,7 +280,7 @@ void CudaGpt::run_backward(const GradientReady& on_ready) {
                   Vp);
   GPUDIRECT_CUDA(cudaMemsetAsync(dresidual_.get(), 0, btc * sizeof(float), stream_));
   layernorm_backward(dresidual_.get(), G + lnfw, G + lnfb, dln_.get(), res3_.get() + last * btc, P + lnfw, lnf_mean_.get(), lnf_rstd_.get(),
-                     BT, C, stream_);
+                     BT, C, stream_, layernorm_partials_.get());
   ready(layout_.final_norm_range());
 
   // dresidual_ is the gradient of the residual stream: each branch's input gradient is added into it.
@@ -295,7 +296,7 @@ void CudaGpt::run_backward(const GradientReady& on_ready) {
     matmul_backward(cublas_, dln_.get(), CUDA_R_32F, G + o.fcw, G + o.fcb, dfch_.get(), ln2_.get() + S * btc, W + o.fcw, ones_.get(), BT, C,
                     4 * C, stream_);
     layernorm_backward(dresidual_.get(), G + o.ln2w, G + o.ln2b, dln_.get(), res2_.get() + S * btc, P + o.ln2w, ln2_mean_.get() + S * bt,
-                       ln2_rstd_.get() + S * bt, BT, C, stream_);
+                       ln2_rstd_.get() + S * bt, BT, C, stream_, layernorm_partials_.get());
     to_bf16(dresidual_bf16_.get(), dresidual_.get(), btc, stream_, speed_.vector_loads);
     matmul_backward(cublas_, datty_.get(), CUDA_R_16BF, G + o.projw, G + o.projb, dresidual_bf16_.get(), atty_.get() + S * btc, W + o.projw,
                     ones_.get(), BT, C, C, stream_);
@@ -308,7 +309,7 @@ void CudaGpt::run_backward(const GradientReady& on_ready) {
     matmul_backward(cublas_, dln_.get(), CUDA_R_32F, G + o.qkvw, G + o.qkvb, dqkv_.get(), ln1_.get() + S * btc, W + o.qkvw, ones_.get(), BT,
                     C, 3 * C, stream_);
     layernorm_backward(dresidual_.get(), G + o.ln1w, G + o.ln1b, dln_.get(), x, P + o.ln1w, ln1_mean_.get() + S * bt,
-                       ln1_rstd_.get() + S * bt, BT, C, stream_);
+                       ln1_rstd_.get() + S * bt, BT, C, stream_, layernorm_partials_.get());
     ready(layout_.layer_range(l));
   }
   encoder_backward(G + wte, G + wpe, dresidual_.get(), group_tokens_.get(), group_offsets_.get(), group_positions_.get(), groups_, B, T, C,

@@ -27,10 +27,13 @@ void encoder_backward(float* dwte, float* dwpe, const float* dout, const std::in
                       const std::int32_t* group_positions, int groups, int B, int T, int C, cudaStream_t stream);
 
 // layernorm.cu: out = (x - mean) * rstd * w + b, one warp per row; backward adds into dinp, dweight, dbias.
+// partials non-null (--layernorm-all-sms, layernorm_partials.hpp): dweight and dbias over column
+// blocks x row chunks into that scratch (layernorm_partials_floats(N, C)), then a fixed-order second
+// pass; null: one block per 32 columns (the reference).
 void layernorm_forward(bf16* out, float* mean, float* rstd, const float* inp, const float* weight, const float* bias, int N, int C,
                        cudaStream_t stream);
 void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp, const float* weight,
-                        const float* mean, const float* rstd, int N, int C, cudaStream_t stream);
+                        const float* mean, const float* rstd, int N, int C, cudaStream_t stream, float* partials = nullptr);
 
 // matmul.cu (cuBLAS, fp32 accumulation): out[N, OC] = inp[N, IC] weight[OC, IC]^T + bias, out fp32
 // or bf16 (out_type). Backward: dinp[N, IC] = dout weight (overwritten, dinp_type), dweight += dout^T
