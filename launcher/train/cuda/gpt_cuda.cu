@@ -72,7 +72,7 @@ CudaGpt::CudaGpt(const GptConfig& config, AttentionKind attention, const SpeedOp
   lse_ = DeviceArray<float>(n.lse);
   lnf_mean_ = DeviceArray<float>(n.lnf_mean);
   lnf_rstd_ = DeviceArray<float>(n.lnf_rstd);
-  logits_ = DeviceArray<float>(n.logits);
+  if (n.logits > 0) logits_ = DeviceArray<float>(n.logits);  // 0 under --fused-classifier
   losses_ = DeviceArray<float>(n.losses);
   ln1_ = DeviceArray<bf16>(n.ln1);
   qkv_ = DeviceArray<bf16>(n.qkv);
@@ -102,7 +102,7 @@ CudaGpt::CudaGpt(const GptConfig& config, AttentionKind attention, const SpeedOp
   fill_bf16(ones_.get(), 1.0f, n.ones, stream_);
   if (logits_stride(static_cast<std::size_t>(config_.vocab), speed_) != static_cast<std::size_t>(config_.vocab)) {
     // Nothing reads the padded columns; zeroed once so that they hold defined values all the same.
-    GPUDIRECT_CUDA(cudaMemsetAsync(logits_.get(), 0, n.logits * sizeof(float), stream_));
+    if (n.logits > 0) GPUDIRECT_CUDA(cudaMemsetAsync(logits_.get(), 0, n.logits * sizeof(float), stream_));
     GPUDIRECT_CUDA(cudaMemsetAsync(dlogits_.get(), 0, n.dlogits * sizeof(bf16), stream_));
   }
 
@@ -256,6 +256,11 @@ void CudaGpt::run_forward(bool with_gradient, float dloss) {
   layernorm_forward(lnf_.get(), lnf_mean_.get(), lnf_rstd_.get(), res3_.get() + last * btc, P + layout_.find("lnf.w").offset,
                     P + layout_.find("lnf.b").offset, BT, C, stream_);
   const int Vp = static_cast<int>(logits_stride(static_cast<std::size_t>(V), speed_));  // V unless --pad-vocab
+  if (speed_.fused_classifier) {  // bf16 logits into the dlogits buffer, gradients over them in place
+    matmul_forward(cublas_, dlogits_.get(), CUDA_R_16BF, lnf_.get(), W + wte, nullptr, BT, C, V, stream_, Vp);
+    fused_classifier(losses_.get(), dlogits_.get(), targets_.get(), dloss, BT, V, Vp, with_gradient, stream_);
+    return;
+  }
   matmul_forward(cublas_, logits_.get(), CUDA_R_32F, lnf_.get(), W + wte, nullptr, BT, C, V, stream_, Vp);
   softmax_cross_entropy(losses_.get(), with_gradient ? dlogits_.get() : nullptr, logits_.get(), targets_.get(), dloss, BT, V, Vp, stream_);
 }

@@ -80,6 +80,10 @@ void fill_bf16(bf16* out, float value, std::size_t n, cudaStream_t stream);
 // apart (V, or logits_stride(V) under --pad-vocab), columns V.. of a row neither read nor written.
 void softmax_cross_entropy(float* losses, bf16* dlogits, const float* logits, const std::int32_t* targets, float dloss, int N, int V,
                            int stride, cudaStream_t stream);
+// --fused-classifier (fused_classifier.hpp): the same from bf16 logits (rows `stride` apart), with
+// write_dlogits each logit overwritten in place by its gradient, one read of a row for the statistics.
+void fused_classifier(float* losses, bf16* logits, const std::int32_t* targets, float dloss, int N, int V, int stride, bool write_dlogits,
+                      cudaStream_t stream);
 
 // optimizer.cu: AdamW exactly as ../optimizer.cpp on `count` elements (grad scaled by grad_scale
 // first); sum of squares in double into *result (added to it when accumulate), in a fixed order.

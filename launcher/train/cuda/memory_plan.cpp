@@ -30,6 +30,7 @@ ModelBufferSizes model_buffer_sizes(const GptConfig& config, AttentionKind atten
   n.ln1_mean = n.ln1_rstd = n.ln2_mean = n.ln2_rstd = S * BT;
   n.lnf_mean = n.lnf_rstd = n.losses = BT;
   n.logits = n.dlogits = BT * logits_stride(V, speed);
+  if (speed.fused_classifier) n.logits = 0;  // the logits are bf16, in the dlogits buffer
   n.ln1 = n.atty = n.ln2 = S * BTC;
   n.qkv = S * 3 * BTC;
   n.fch = n.fch_gelu = S * 4 * BTC;

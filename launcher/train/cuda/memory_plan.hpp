@@ -43,7 +43,7 @@ struct MemoryPlan {
   std::uint64_t zero1_staging = 0;  // ZeRO-1's padded bucket buffer (the largest bucket)
   std::uint64_t activations = 0;    // saved for backward, and backward's scratch
   std::uint64_t scores = 0;         // tensor-core attention: B x NH x T x T probabilities per layer, and its score scratch
-  std::uint64_t logits = 0;         // fp32 logits and bf16 dlogits, B x T x V (x padded V under --pad-vocab)
+  std::uint64_t logits = 0;         // fp32 logits (none under --fused-classifier) and bf16 dlogits, B x T x V (padded V: --pad-vocab)
   std::uint64_t other = 0;          // tokens, the gradient-norm partials, the host-value scratch
   std::uint64_t total() const { return weights + gradients + optimizer + zero1_staging + activations + scores + logits + other; }
 };
