@@ -90,10 +90,10 @@ compare_losses "$work/cpu.jsonl" "$work/gpu.jsonl" "CPU vs CUDA"
 grep -q "tensor-core attention" "$work/gpu-tc.log" || { echo "  FAIL: the tensor-core attention was not in effect"; failed=1; }
 compare_losses "$work/cpu.jsonl" "$work/gpu-tc.jsonl" "CPU vs CUDA with the tensor-core attention"
 # The fast paths of issue 34 item 3 (speed_options.hpp, docs/model.md), all switched on together.
-fast_paths=(--pad-vocab --multi-tensor-adamw --vector-loads --nccl-high-priority --recompute)
+fast_paths=(--pad-vocab --multi-tensor-adamw --vector-loads --nccl-high-priority --recompute --layernorm-all-sms --fused-classifier)
 "$launch" "${common[@]}" --backend nccl "${fast_paths[@]}" -J "$work/gpu-fast.jsonl" >"$work/gpu-fast.log" 2>&1 ||
   { cat "$work/gpu-fast.log"; failed=1; }
-grep -q "fast paths: pad-vocab, multi-tensor-adamw, vector-loads, nccl-high-priority, recompute" "$work/gpu-fast.log" || { echo "  FAIL: the fast paths were not in effect"; failed=1; }
+grep -q "fast paths: pad-vocab, multi-tensor-adamw, vector-loads, nccl-high-priority, recompute, layernorm-all-sms, fused-classifier" "$work/gpu-fast.log" || { echo "  FAIL: the fast paths were not in effect"; failed=1; }
 compare_losses "$work/cpu.jsonl" "$work/gpu-fast.jsonl" "CPU vs CUDA with ${fast_paths[*]}"
 
 # ZeRO-1 against replicated, element by element: the parameters and both AdamW moments (gathered

@@ -191,6 +191,12 @@ void register_train(CLI::App& app, CommandContext& context) {
   cmd->add_flag("--recompute", o->recompute,
                 "CUDA model: keep only each block's input and one block's activations, and run each block's forward again in "
                 "backward (each block's forward computed twice; the memory plan shows what it saves; not yet run on a GPU)");
+  cmd->add_flag("--layernorm-all-sms", o->layernorm_all_sms,
+                "CUDA model: layernorm backward's weight and bias gradients over column blocks x row chunks, partial sums in "
+                "scratch added in a fixed order by a second pass, no atomics (not yet run on a GPU)");
+  cmd->add_flag("--fused-classifier", o->fused_classifier,
+                "CUDA model: bf16 logits (no fp32 logits buffer), and the softmax, loss and gradient in place in one kernel per row "
+                "(not yet run on a GPU)");
   cmd->add_option("-J,--json", o->json, "write one JSON object per line: start, every step, summary (rank 0; appended on --resume)");
   cmd->add_option("--metrics-file", o->metrics_file,
                   "rank 0 writes loss, step time, tokens/s, MFU and the straggler in the Prometheus text format for node_exporter's "

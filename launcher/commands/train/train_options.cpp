@@ -33,6 +33,8 @@ train::cuda::SpeedOptions speed_for(const TrainOptions& o, bool use_cuda, const 
   speed.vector_loads = o.vector_loads;
   speed.nccl_high_priority = o.nccl_high_priority;
   speed.recompute = o.recompute;
+  speed.layernorm_all_sms = o.layernorm_all_sms;
+  speed.fused_classifier = o.fused_classifier;
   const std::string names = train::cuda::speed_names(speed);
   if (names != "none" && !use_cuda)
     throw UsageError("--" + names.substr(0, names.find(',')) + " is a switch of the CUDA model, and this run uses the CPU model" +

@@ -35,6 +35,8 @@ struct TrainOptions {
   bool vector_loads = false;
   bool nccl_high_priority = false;
   bool recompute = false;
+  bool layernorm_all_sms = false;
+  bool fused_classifier = false;
   std::string json, metrics_file;
   double peak_tflops = 0;
   double bucket_mib = 25, first_bucket_mib = 1;

@@ -72,7 +72,7 @@ CudaGpt::CudaGpt(const GptConfig& config, AttentionKind attention, const SpeedOp
   lse_ = DeviceArray<float>(n.lse);
   lnf_mean_ = DeviceArray<float>(n.lnf_mean);
   lnf_rstd_ = DeviceArray<float>(n.lnf_rstd);
-  logits_ = DeviceArray<float>(n.logits);
+  if (n.logits > 0) logits_ = DeviceArray<float>(n.logits);  // 0 under --fused-classifier
   losses_ = DeviceArray<float>(n.losses);
   ln1_ = DeviceArray<bf16>(n.ln1);
   qkv_ = DeviceArray<bf16>(n.qkv);
@@ -86,6 +86,7 @@ CudaGpt::CudaGpt(const GptConfig& config, AttentionKind attention, const SpeedOp
   dresidual_ = DeviceArray<float>(n.dresidual);
   dln_ = DeviceArray<float>(n.dln);
   attention_scratch_ = DeviceArray<float>(n.attention_scratch);
+  if (n.layernorm_partials > 0) layernorm_partials_ = DeviceArray<float>(n.layernorm_partials);
   dresidual_bf16_ = DeviceArray<bf16>(n.dresidual_bf16);
   datty_ = DeviceArray<bf16>(n.datty);
   dqkv_ = DeviceArray<bf16>(n.dqkv);
@@ -101,7 +102,7 @@ CudaGpt::CudaGpt(const GptConfig& config, AttentionKind attention, const SpeedOp
   fill_bf16(ones_.get(), 1.0f, n.ones, stream_);
   if (logits_stride(static_cast<std::size_t>(config_.vocab), speed_) != static_cast<std::size_t>(config_.vocab)) {
     // Nothing reads the padded columns; zeroed once so that they hold defined values all the same.
-    GPUDIRECT_CUDA(cudaMemsetAsync(logits_.get(), 0, n.logits * sizeof(float), stream_));
+    if (n.logits > 0) GPUDIRECT_CUDA(cudaMemsetAsync(logits_.get(), 0, n.logits * sizeof(float), stream_));
     GPUDIRECT_CUDA(cudaMemsetAsync(dlogits_.get(), 0, n.dlogits * sizeof(bf16), stream_));
   }
 
@@ -255,6 +256,11 @@ void CudaGpt::run_forward(bool with_gradient, float dloss) {
   layernorm_forward(lnf_.get(), lnf_mean_.get(), lnf_rstd_.get(), res3_.get() + last * btc, P + layout_.find("lnf.w").offset,
                     P + layout_.find("lnf.b").offset, BT, C, stream_);
   const int Vp = static_cast<int>(logits_stride(static_cast<std::size_t>(V), speed_));  // V unless --pad-vocab
+  if (speed_.fused_classifier) {  // bf16 logits into the dlogits buffer, gradients over them in place
+    matmul_forward(cublas_, dlogits_.get(), CUDA_R_16BF, lnf_.get(), W + wte, nullptr, BT, C, V, stream_, Vp);
+    fused_classifier(losses_.get(), dlogits_.get(), targets_.get(), dloss, BT, V, Vp, with_gradient, stream_);
+    return;
+  }
   matmul_forward(cublas_, logits_.get(), CUDA_R_32F, lnf_.get(), W + wte, nullptr, BT, C, V, stream_, Vp);
   softmax_cross_entropy(losses_.get(), with_gradient ? dlogits_.get() : nullptr, logits_.get(), targets_.get(), dloss, BT, V, Vp, stream_);
 }
@@ -279,7 +285,7 @@ void CudaGpt::run_backward(const GradientReady& on_ready) {
                   Vp);
   GPUDIRECT_CUDA(cudaMemsetAsync(dresidual_.get(), 0, btc * sizeof(float), stream_));
   layernorm_backward(dresidual_.get(), G + lnfw, G + lnfb, dln_.get(), res3_.get() + last * btc, P + lnfw, lnf_mean_.get(), lnf_rstd_.get(),
-                     BT, C, stream_);
+                     BT, C, stream_, layernorm_partials_.get());
   ready(layout_.final_norm_range());
 
   // dresidual_ is the gradient of the residual stream: each branch's input gradient is added into it.
@@ -295,7 +301,7 @@ void CudaGpt::run_backward(const GradientReady& on_ready) {
     matmul_backward(cublas_, dln_.get(), CUDA_R_32F, G + o.fcw, G + o.fcb, dfch_.get(), ln2_.get() + S * btc, W + o.fcw, ones_.get(), BT, C,
                     4 * C, stream_);
     layernorm_backward(dresidual_.get(), G + o.ln2w, G + o.ln2b, dln_.get(), res2_.get() + S * btc, P + o.ln2w, ln2_mean_.get() + S * bt,
-                       ln2_rstd_.get() + S * bt, BT, C, stream_);
+                       ln2_rstd_.get() + S * bt, BT, C, stream_, layernorm_partials_.get());
     to_bf16(dresidual_bf16_.get(), dresidual_.get(), btc, stream_, speed_.vector_loads);
     matmul_backward(cublas_, datty_.get(), CUDA_R_16BF, G + o.projw, G + o.projb, dresidual_bf16_.get(), atty_.get() + S * btc, W + o.projw,
                     ones_.get(), BT, C, C, stream_);
@@ -308,7 +314,7 @@ void CudaGpt::run_backward(const GradientReady& on_ready) {
     matmul_backward(cublas_, dln_.get(), CUDA_R_32F, G + o.qkvw, G + o.qkvb, dqkv_.get(), ln1_.get() + S * btc, W + o.qkvw, ones_.get(), BT,
                     C, 3 * C, stream_);
     layernorm_backward(dresidual_.get(), G + o.ln1w, G + o.ln1b, dln_.get(), x, P + o.ln1w, ln1_mean_.get() + S * bt,
-                       ln1_rstd_.get() + S * bt, BT, C, stream_);
+                       ln1_rstd_.get() + S * bt, BT, C, stream_, layernorm_partials_.get());
     ready(layout_.layer_range(l));
   }
   encoder_backward(G + wte, G + wpe, dresidual_.get(), group_tokens_.get(), group_offsets_.get(), group_positions_.get(), groups_, B, T, C,

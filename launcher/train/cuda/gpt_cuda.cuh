@@ -142,6 +142,7 @@ class CudaGpt final : public Model {
   DeviceArray<bf16> ln1_, qkv_, atty_, ln2_, fch_, fch_gelu_, lnf_, dlogits_;
   // Scratch: a branch's fp32 output before the residual add, and backward's buffers reused per layer.
   DeviceArray<float> branch_, dresidual_, dln_, attention_scratch_;
+  DeviceArray<float> layernorm_partials_;  // --layernorm-all-sms only (layernorm_partials.hpp)
   DeviceArray<bf16> dresidual_bf16_, datty_, dqkv_, dfch_gelu_, dfch_, ones_;
   // The tensor-core attention's (empty for the reference): probabilities per layer, and its scratch.
   DeviceArray<bf16> probs_, dscores_, qkv_heads_, dqkv_heads_, heads_;

@@ -27,10 +27,13 @@ void encoder_backward(float* dwte, float* dwpe, const float* dout, const std::in
                       const std::int32_t* group_positions, int groups, int B, int T, int C, cudaStream_t stream);
 
 // layernorm.cu: out = (x - mean) * rstd * w + b, one warp per row; backward adds into dinp, dweight, dbias.
+// partials non-null (--layernorm-all-sms, layernorm_partials.hpp): dweight and dbias over column
+// blocks x row chunks into that scratch (layernorm_partials_floats(N, C)), then a fixed-order second
+// pass; null: one block per 32 columns (the reference).
 void layernorm_forward(bf16* out, float* mean, float* rstd, const float* inp, const float* weight, const float* bias, int N, int C,
                        cudaStream_t stream);
 void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp, const float* weight,
-                        const float* mean, const float* rstd, int N, int C, cudaStream_t stream);
+                        const float* mean, const float* rstd, int N, int C, cudaStream_t stream, float* partials = nullptr);
 
 // matmul.cu (cuBLAS, fp32 accumulation): out[N, OC] = inp[N, IC] weight[OC, IC]^T + bias, out fp32
 // or bf16 (out_type). Backward: dinp[N, IC] = dout weight (overwritten, dinp_type), dweight += dout^T
@@ -77,6 +80,10 @@ void fill_bf16(bf16* out, float value, std::size_t n, cudaStream_t stream);
 // apart (V, or logits_stride(V) under --pad-vocab), columns V.. of a row neither read nor written.
 void softmax_cross_entropy(float* losses, bf16* dlogits, const float* logits, const std::int32_t* targets, float dloss, int N, int V,
                            int stride, cudaStream_t stream);
+// --fused-classifier (fused_classifier.hpp): the same from bf16 logits (rows `stride` apart), with
+// write_dlogits each logit overwritten in place by its gradient, one read of a row for the statistics.
+void fused_classifier(float* losses, bf16* logits, const std::int32_t* targets, float dloss, int N, int V, int stride, bool write_dlogits,
+                      cudaStream_t stream);
 
 // optimizer.cu: AdamW exactly as ../optimizer.cpp on `count` elements (grad scaled by grad_scale
 // first); sum of squares in double into *result (added to it when accumulate), in a fixed order.

@@ -1,5 +1,6 @@
 #include "train/cuda/memory_plan.hpp"
 
+#include "train/cuda/layernorm_partials.hpp"
 #include "train/cuda/multi_tensor_adamw.hpp"
 #include "train/gradient_buckets.hpp"
 #include "train/model.hpp"
@@ -29,6 +30,7 @@ ModelBufferSizes model_buffer_sizes(const GptConfig& config, AttentionKind atten
   n.ln1_mean = n.ln1_rstd = n.ln2_mean = n.ln2_rstd = S * BT;
   n.lnf_mean = n.lnf_rstd = n.losses = BT;
   n.logits = n.dlogits = BT * logits_stride(V, speed);
+  if (speed.fused_classifier) n.logits = 0;  // the logits are bf16, in the dlogits buffer
   n.ln1 = n.atty = n.ln2 = S * BTC;
   n.qkv = S * 3 * BTC;
   n.fch = n.fch_gelu = S * 4 * BTC;
@@ -48,6 +50,7 @@ ModelBufferSizes model_buffer_sizes(const GptConfig& config, AttentionKind atten
   n.dqkv = 3 * BTC;
   n.dfch_gelu = n.dfch = 4 * BTC;
   n.ones = BT;
+  if (speed.layernorm_all_sms) n.layernorm_partials = layernorm_partials_floats(BT, C);
   return n;
 }
 
@@ -59,7 +62,7 @@ MemoryPlan plan_memory(const GptConfig& config, const TrainSettings& settings, i
   plan.weights = f32 * n.params + bf16 * n.weights;
   plan.gradients = f32 * n.grads;
   plan.activations = f32 * (n.encoded + n.res2 + n.res3 + n.ln1_mean + n.ln1_rstd + n.ln2_mean + n.ln2_rstd + n.lse + n.lnf_mean +
-                            n.lnf_rstd + n.losses + n.branch + n.dresidual + n.dln + n.attention_scratch) +
+                            n.lnf_rstd + n.losses + n.branch + n.dresidual + n.dln + n.attention_scratch + n.layernorm_partials) +
                      bf16 * (n.ln1 + n.qkv + n.atty + n.ln2 + n.fch + n.fch_gelu + n.lnf + n.dresidual_bf16 + n.datty + n.dqkv +
                              n.dfch_gelu + n.dfch + n.ones + n.qkv_heads + n.dqkv_heads + n.heads);
   plan.scores = bf16 * (n.probs + n.dscores) + f32 * n.scores;

@@ -18,7 +18,8 @@ namespace gpudirect::train::cuda {
 struct ModelBufferSizes {
   // fp32
   std::size_t params = 0, grads = 0, encoded = 0, res2 = 0, res3 = 0, ln1_mean = 0, ln1_rstd = 0, ln2_mean = 0, ln2_rstd = 0, lse = 0,
-              lnf_mean = 0, lnf_rstd = 0, logits = 0, losses = 0, branch = 0, dresidual = 0, dln = 0, attention_scratch = 0;
+              lnf_mean = 0, lnf_rstd = 0, logits = 0, losses = 0, branch = 0, dresidual = 0, dln = 0, attention_scratch = 0,
+              layernorm_partials = 0;  // --layernorm-all-sms: layernorm_partials_floats(B x T, C), else 0
   // bf16
   std::size_t weights = 0, ln1 = 0, qkv = 0, atty = 0, ln2 = 0, fch = 0, fch_gelu = 0, lnf = 0, dlogits = 0, dresidual_bf16 = 0, datty = 0,
               dqkv = 0, dfch_gelu = 0, dfch = 0, ones = 0;
@@ -42,7 +43,7 @@ struct MemoryPlan {
   std::uint64_t zero1_staging = 0;  // ZeRO-1's padded bucket buffer (the largest bucket)
   std::uint64_t activations = 0;    // saved for backward, and backward's scratch
   std::uint64_t scores = 0;         // tensor-core attention: B x NH x T x T probabilities per layer, and its score scratch
-  std::uint64_t logits = 0;         // fp32 logits and bf16 dlogits, B x T x V (x padded V under --pad-vocab)
+  std::uint64_t logits = 0;         // fp32 logits (none under --fused-classifier) and bf16 dlogits, B x T x V (padded V: --pad-vocab)
   std::uint64_t other = 0;          // tokens, the gradient-norm partials, the host-value scratch
   std::uint64_t total() const { return weights + gradients + optimizer + zero1_staging + activations + scores + logits + other; }
 };

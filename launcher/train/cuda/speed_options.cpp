@@ -14,6 +14,8 @@ std::string speed_names(const SpeedOptions& speed) {
   add(speed.vector_loads, "vector-loads");
   add(speed.nccl_high_priority, "nccl-high-priority");
   add(speed.recompute, "recompute");
+  add(speed.layernorm_all_sms, "layernorm-all-sms");
+  add(speed.fused_classifier, "fused-classifier");
   return names.empty() ? "none" : names;
 }
 

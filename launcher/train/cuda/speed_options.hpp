@@ -27,6 +27,13 @@ struct SpeedOptions {
   // activations; backward runs each block's forward again before its backward (gpt_cuda.cu), so the
   // activations of L blocks take the memory of one (memory_plan.hpp).
   bool recompute = false;
+  // --layernorm-all-sms: layernorm backward's dweight and dbias over column blocks x row chunks with
+  // per-block partial sums in scratch and a fixed-order second pass (layernorm_partials.hpp).
+  bool layernorm_all_sms = false;
+  // --fused-classifier: the head's GEMM writes bf16 logits into the dlogits buffer (no fp32 logits
+  // buffer) and one kernel per row computes the loss and overwrites the logits with their gradients
+  // (fused_classifier.hpp).
+  bool fused_classifier = false;
 };
 
 // Layers whose block activations are kept at once: every layer, or one under --recompute.
