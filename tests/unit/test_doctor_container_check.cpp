@@ -2,6 +2,7 @@
 // are missing there, which variables name them, and the mount that fixes it.
 #include <catch2/catch.hpp>
 
+#include "fake_root.hpp"
 #include "doctor/container_check.hpp"
 
 #include <unistd.h>
@@ -15,21 +16,6 @@ using namespace gpudirect;
 using namespace gpudirect::launcher;
 
 namespace {
-
-struct FakeRoot {
-  std::filesystem::path path;
-  FakeRoot() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "gpudirect-container-XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path = pattern;
-  }
-  ~FakeRoot() { std::filesystem::remove_all(path); }
-  void add_file(const std::string& relative, const std::string& text = "") {
-    std::filesystem::create_directories((path / relative).parent_path());
-    std::ofstream(path / relative) << text;
-  }
-  void add_dir(const std::string& relative) { std::filesystem::create_directories(path / relative); }
-};
 
 const std::vector<ContainerMount> kTcpxoMounts{{"/var/lib/tcpxo/lib64", "/var/lib/tcpxo/lib64", true},
                                                {"/dev/aperture_devices", "/dev/aperture_devices", false}};

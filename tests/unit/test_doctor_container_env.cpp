@@ -3,6 +3,7 @@
 // replaced or that did not arrive, and each runtime's fix.
 #include <catch2/catch.hpp>
 
+#include "fake_root.hpp"
 #include "doctor/container_env_check.hpp"
 
 #include <unistd.h>
@@ -15,20 +16,6 @@ using namespace gpudirect;
 using namespace gpudirect::launcher;
 
 namespace {
-
-struct FakeRoot {
-  std::filesystem::path path;
-  FakeRoot() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "gpudirect-container-env-XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path = pattern;
-  }
-  ~FakeRoot() { std::filesystem::remove_all(path); }
-  void add(const std::string& relative, const std::string& text) {
-    std::filesystem::create_directories((path / relative).parent_path());
-    std::ofstream(path / relative) << text;
-  }
-};
 
 const std::vector<EnvAction> kMode{
     {"LD_LIBRARY_PATH", "/var/lib/tcpxo/lib64", EnvActionKind::prepend_path},
@@ -47,15 +34,15 @@ TEST_CASE("container runtimes: Apptainer by its variable or directory, enroot by
   CHECK(container_runtime(r, {{"APPTAINER_CONTAINER", "/images/pytorch.sif"}}) == ContainerRuntime::apptainer);
   CHECK(container_runtime(r, {{"SINGULARITY_CONTAINER", "/images/pytorch.sif"}}) == ContainerRuntime::apptainer);
   CHECK(container_runtime(r, {{"APPTAINER_CONTAINER", ""}}) == ContainerRuntime::other);
-  root.add(".lock/x", "");  // a directory of that name is not enroot's lock file
+  root.add_file(".lock/x", "");  // a directory of that name is not enroot's lock file
   CHECK(container_runtime(r, {}) == ContainerRuntime::other);
   std::filesystem::remove_all(root.path / ".lock");
-  root.add(".lock", "");  // enroot's lock file (under pyxis, which rewrites /etc/rc.local)
+  root.add_file(".lock", "");  // enroot's lock file (under pyxis, which rewrites /etc/rc.local)
   CHECK(container_runtime(r, {}) == ContainerRuntime::enroot);
   std::filesystem::remove(root.path / ".lock");
-  root.add("etc/rc", "# enroot-provenance: docker://ubuntu:24.04\n");
+  root.add_file("etc/rc", "# enroot-provenance: docker://ubuntu:24.04\n");
   CHECK(container_runtime(r, {}) == ContainerRuntime::enroot);
-  root.add(".singularity.d/env/90-environment.sh", "export NCCL_DEBUG=INFO\n");
+  root.add_file(".singularity.d/env/90-environment.sh", "export NCCL_DEBUG=INFO\n");
   CHECK(container_runtime(r, {}) == ContainerRuntime::apptainer);
 }
 

@@ -117,7 +117,7 @@ TEST_CASE("fused classifier: online statistics equal the two-pass ones", "[train
   CHECK(std::abs(softmax_rescaled_sum(s, 4.0f) - want * std::exp(-1.0)) <= 1e-6 * want);
 }
 
-TEST_CASE("fused classifier: no fp32 logits in the memory plan; a switch of the CUDA model only", "[train][cuda][command]") {
+TEST_CASE("fused classifier: no fp32 logits in the memory plan, and a switch of the CUDA model only", "[train][cuda][command]") {
   SpeedOptions speed;
   speed.fused_classifier = true;
   CHECK(speed_names(speed) == "fused-classifier");

@@ -37,7 +37,7 @@ Coverage emulate(std::size_t n, std::size_t width, bool aligned, unsigned blocks
 
 }  // namespace
 
-TEST_CASE("vector loads: packs of 16 bytes, then the scalar tail; unaligned is all scalar", "[train][cuda]") {
+TEST_CASE("vector loads: packs of 16 bytes, then the scalar tail, and unaligned is all scalar", "[train][cuda]") {
   CHECK(vector_split(100, 8, true).packs == 12);
   CHECK(vector_split(100, 8, true).tail_begin == 96);
   CHECK(vector_split(96, 8, true).tail_begin == 96);  // no tail

@@ -4,16 +4,11 @@
 // is left to the GPU check.
 #pragma once
 
+#include "train/cuda/host_device.hpp"
 #include "train/cuda/launch_geometry.hpp"
 
 #include <cmath>
 #include <cstddef>
-
-#ifdef __CUDACC__
-#define GPUDIRECT_HOST_DEVICE __host__ __device__
-#else
-#define GPUDIRECT_HOST_DEVICE
-#endif
 
 namespace gpudirect::train::cuda {
 

@@ -7,15 +7,9 @@
 // (tests/unit/test_train_cuda_fused_classifier.cpp).
 #pragma once
 
-#include <cmath>
+#include "train/cuda/host_device.hpp"
 
-#ifndef GPUDIRECT_HOST_DEVICE
-#if defined(__CUDACC__)
-#define GPUDIRECT_HOST_DEVICE __host__ __device__
-#else
-#define GPUDIRECT_HOST_DEVICE
-#endif
-#endif
+#include <cmath>
 
 namespace gpudirect::train::cuda {
 

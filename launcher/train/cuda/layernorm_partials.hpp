@@ -6,17 +6,10 @@
 // host test that emulates them (tests/unit/test_train_cuda_layernorm_partials.cpp).
 #pragma once
 
+#include "train/cuda/host_device.hpp"
 #include "train/cuda/launch_geometry.hpp"
 
 #include <cstddef>
-
-#ifndef GPUDIRECT_HOST_DEVICE
-#if defined(__CUDACC__)
-#define GPUDIRECT_HOST_DEVICE __host__ __device__
-#else
-#define GPUDIRECT_HOST_DEVICE
-#endif
-#endif
 
 namespace gpudirect::train::cuda {
 

@@ -6,19 +6,12 @@
 // and for the host test that emulates the launch (tests/unit/test_train_cuda_multi_tensor_adamw.cpp).
 #pragma once
 
+#include "train/cuda/host_device.hpp"
 #include "train/optimizer.hpp"
 
 #include <cmath>
 #include <cstdint>
 #include <vector>
-
-#ifndef GPUDIRECT_HOST_DEVICE
-#if defined(__CUDACC__)
-#define GPUDIRECT_HOST_DEVICE __host__ __device__
-#else
-#define GPUDIRECT_HOST_DEVICE
-#endif
-#endif
 
 namespace gpudirect::train::cuda {
 

@@ -6,18 +6,11 @@
 // them (tests/unit/test_train_cuda_vector_loads.cpp).
 #pragma once
 
+#include "train/cuda/host_device.hpp"
 #include "train/cuda/launch_geometry.hpp"
 
 #include <cstddef>
 #include <cstdint>
-
-#ifndef GPUDIRECT_HOST_DEVICE
-#if defined(__CUDACC__)
-#define GPUDIRECT_HOST_DEVICE __host__ __device__
-#else
-#define GPUDIRECT_HOST_DEVICE
-#endif
-#endif
 
 namespace gpudirect::train::cuda {
 
