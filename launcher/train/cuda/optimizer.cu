@@ -8,20 +8,12 @@
 namespace gpudirect::train::cuda {
 namespace {
 
-// The update of ../optimizer.cpp, element by element, in fp32.
-__global__ void adamw_kernel(float* p, const float* g, float* m, float* v, std::size_t n, float lr, float beta1, float beta2, float eps,
-                             float decay, float grad_scale, float correction1, float correction2) {
+// The update of ../optimizer.cpp, element by element, in fp32: one tensor, one piece
+// (AdamWElement, multi_tensor_adamw.hpp, is the one writing of the update).
+__global__ void adamw_kernel(MultiTensorPiece tensor, std::size_t n, AdamWElement update) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    const float grad = g[i] * grad_scale;
-    const float mi = beta1 * m[i] + (1.0f - beta1) * grad;
-    const float vi = beta2 * v[i] + (1.0f - beta2) * grad * grad;
-    m[i] = mi;
-    v[i] = vi;
-    const float m_hat = mi / correction1;
-    const float v_hat = vi / correction2;
-    p[i] -= lr * (m_hat / (sqrtf(v_hat) + eps) + decay * p[i]);
-  }
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    update(tensor, i);
 }
 
 // Every owned piece in one launch (multi_tensor_adamw.hpp): the same update as adamw_kernel.
@@ -55,8 +47,9 @@ __global__ void sum_partials_kernel(double* result, const double* partials, int 
 void adamw_update(float* parameters, const float* gradients, float* m, float* v, std::size_t count, float lr, float beta1, float beta2,
                   float epsilon, float weight_decay, float grad_scale, float correction1, float correction2, cudaStream_t stream) {
   if (count == 0) return;
-  adamw_kernel<<<grid_stride_blocks(count), kThreadsPerBlock, 0, stream>>>(parameters, gradients, m, v, count, lr, beta1, beta2, epsilon,
-                                                                           weight_decay, grad_scale, correction1, correction2);
+  const MultiTensorPiece tensor{.begin = 0, .offset = 0, .state = 0, .decay = weight_decay};
+  const AdamWElement update{parameters, gradients, m, v, lr, beta1, beta2, epsilon, grad_scale, correction1, correction2};
+  adamw_kernel<<<grid_stride_blocks(count), kThreadsPerBlock, 0, stream>>>(tensor, count, update);
   GPUDIRECT_LAUNCHED();
 }
 
