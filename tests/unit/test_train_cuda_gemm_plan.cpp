@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "train/cpu/matmul.hpp"
+#include "host_gemm.hpp"
 #include "train/cuda/gemm_plan.hpp"
 
 #include <random>
@@ -12,27 +13,11 @@
 using namespace gpudirect::train;
 using namespace gpudirect::train::cuda;
 
+using gpudirect::testing::host_gemm;
+
 namespace {
 
 using HostOperands = Operands<float>;
-
-// C (m x n, column-major, ldc) = op(A) op(B) + beta C, as cublasGemmEx with alpha = 1.
-void host_gemm(const GemmPlan& p, const HostOperands& operands, float* c) {
-  const float* a = operands[p.a];
-  const float* b = operands[p.b];
-  for (int j = 0; j < p.n; ++j) {
-    for (int i = 0; i < p.m; ++i) {
-      double sum = 0;
-      for (int q = 0; q < p.k; ++q) {
-        const float x = p.transpose_a ? a[q + static_cast<std::size_t>(i) * p.lda] : a[i + static_cast<std::size_t>(q) * p.lda];
-        const float y = p.transpose_b ? b[j + static_cast<std::size_t>(q) * p.ldb] : b[q + static_cast<std::size_t>(j) * p.ldb];
-        sum += static_cast<double>(x) * y;
-      }
-      float& out = c[i + static_cast<std::size_t>(j) * p.ldc];
-      out = static_cast<float>(p.beta * out + sum);
-    }
-  }
-}
 
 std::vector<float> random_vector(std::size_t n, std::mt19937& rng) {
   std::normal_distribution<float> normal(0.0f, 1.0f);

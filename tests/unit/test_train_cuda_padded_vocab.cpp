@@ -7,6 +7,7 @@
 
 #include "train/cpu/cross_entropy.hpp"
 #include "train/cpu/matmul.hpp"
+#include "host_gemm.hpp"
 #include "train/cuda/gemm_plan.hpp"
 #include "train/cuda/memory_plan.hpp"
 #include "train/cuda/speed_options.hpp"
@@ -20,25 +21,9 @@
 using namespace gpudirect::train;
 using namespace gpudirect::train::cuda;
 
-namespace {
+using gpudirect::testing::host_gemm;
 
-// C (m x n, column-major, ldc) = op(A) op(B) + beta C, as cublasGemmEx with alpha = 1. Reads only
-// what cuBLAS reads: k entries of each column of op(A) and op(B).
-void host_gemm(const GemmPlan& p, const Operands<float>& operands, float* c) {
-  const float* a = operands[p.a];
-  const float* b = operands[p.b];
-  for (int j = 0; j < p.n; ++j)
-    for (int i = 0; i < p.m; ++i) {
-      double sum = 0;
-      for (int q = 0; q < p.k; ++q) {
-        const float x = p.transpose_a ? a[q + static_cast<std::size_t>(i) * p.lda] : a[i + static_cast<std::size_t>(q) * p.lda];
-        const float y = p.transpose_b ? b[j + static_cast<std::size_t>(q) * p.ldb] : b[q + static_cast<std::size_t>(j) * p.ldb];
-        sum += static_cast<double>(x) * y;
-      }
-      float& out = c[i + static_cast<std::size_t>(j) * p.ldc];
-      out = static_cast<float>((p.beta == 0 ? 0.0 : p.beta * out) + sum);  // beta 0: C is not read (cuBLAS)
-    }
-}
+namespace {
 
 // softmax_cross_entropy_kernel, one row at a time, indexing as the kernel does (row n at n * stride,
 // columns 0..V-1); dlogits in fp32 here.
