@@ -17,7 +17,8 @@
 #       libfabric, ZeRO-1 forced at one GPU against replicated
 #    4. compute-sanitizer memcheck, train_cuda_check on tiny (--attention tensor-core: both attentions)
 #    5. the speed table: gpt2-124m, T 1024, micro-batch 16 then 32: ours with the reference (warp-per-row)
-#       and the tensor-core attention (train --attention, where the build has it); llm.c's train_gpt2cu when
+#       and the tensor-core attention (train --attention, where the build has it), and with the
+#       tensor-core attention and the fast paths of issue 34 item 3 that change one GPU's speed; llm.c's train_gpt2cu when
 #       the kit has one; PyTorch eager (bf16 autocast) where torch imports; all on the kit's token
 #       file; median step time after the first step, tokens/s, MFU by one formula for all columns;
 #       our memory plan vs cudaMemGetInfo vs nvidia-smi's peak
@@ -390,6 +391,12 @@ sanitize() {  # id name est max tool summary-regex also-regex [env...] -- comman
 attention_switch=0
 train_help=$("${with_kit[@]}" "$launch" train --help 2>/dev/null || true)
 if grep -q -- '--attention' <<<"$train_help"; then attention_switch=1; fi
+# The fast paths of issue 34 item 3 that change speed at one GPU (not --recompute, which trades time
+# for memory, nor --nccl-high-priority, which needs 2+ ranks), those this build has.
+fast_paths=()
+for s in --pad-vocab --fused-classifier --gemm-epilogues --layernorm-all-sms --multi-tensor-adamw --vector-loads; do
+  if grep -q -- "$s" <<<"$train_help"; then fast_paths+=("$s"); fi
+done
 # With --attention tensor-core the check runs both attentions' kernels (one layer each, and a
 # forward/backward of the model with each) besides its steps with the tensor-core one.
 memcheck_args=(--preset tiny --steps 2) memcheck_name="memcheck: train_cuda_check, tiny, 2 steps"
@@ -452,11 +459,15 @@ run_note() {  # what went wrong in a speed run, or nothing
   elif [ "$step_rc" != 0 ]; then echo "exit $step_rc: $(grep -m1 -iE 'the run needs|out of (GPU )?memory|error|refused|cannot|No module' "$step_log" || tail -n1 "$step_log")"
   fi
 }
-speed_ours() {  # B ATTENTION (reference or tensor-core: train --attention)
+speed_ours() {  # B ATTENTION (reference, tensor-core: train --attention; fast: tensor-core and the fast paths)
   local b=$1 attention=$2 name="speed: ours, gpt2-124m B $1, $2 attention" label plan alloc end switch=()
   label="ours (warp-per-row attention)"
   if [ "$attention" = tensor-core ]; then label="ours (tensor-core attention)"; fi
   if [ "$attention_switch" = 1 ]; then switch=(--attention "$attention"); fi
+  if [ "$attention" = fast ]; then
+    label="ours (tensor-core + fast paths)" name="speed: ours, gpt2-124m B $1, tensor-core attention, ${fast_paths[*]}"
+    switch=(--attention tensor-core "${fast_paths[@]}")
+  fi
   smi_start "ours-$attention-b$b"
   if run_step "ours-$attention-b$b" "$name" 30 90 1 -- "${with_kit[@]}" "$launch" train --backend nccl --preset gpt2-124m --micro-batch "$b" \
     ${switch[@]+"${switch[@]}"} --steps "$speed_steps" --data "$work/tokens.bin" --progress-seconds 0; then
@@ -518,6 +529,7 @@ speed_torch() {  # B
 attentions=(reference)
 if [ "$attention_switch" = 1 ]; then
   attentions+=(tensor-core)
+  if [ ${#fast_paths[@]} -gt 0 ]; then attentions+=(fast); fi
 else
   speed_rows+=("$(printf '%-44s %3s  %s' "ours (tensor-core attention)" "-" "not in this build (issue 34 item 2): train has no --attention")")
 fi

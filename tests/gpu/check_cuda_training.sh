@@ -6,6 +6,7 @@
 #   2b. 1 and 2 again with --attention tensor-core, which first compares one attention layer of both
 #      kinds with the CPU and with each other, and the whole model's gradients with the reference
 #      kernels' (today's warp-per-row attention stays the reference);
+#   2c. 1 and 2 again with --gemm-epilogues (the bias and the GELU in cuBLASLt's GEMM epilogues);
 #   3. gpudirect-launch train --backend nccl against --backend libfabric, tiny, 10 steps: every
 #      step's loss within 1% (the command line users run, JSON lines compared), with each attention,
 #      and with every fast path of issue 34 item 3 switched on (speed_options.hpp);
@@ -64,6 +65,10 @@ step "tiny, tensor-core attention: one layer and the model against the reference
 step "gpt2-124m, micro-batch 1, tensor-core attention: against the reference kernels and the CPU"
 "$check" --preset gpt2-124m --micro-batch 1 --steps 0 --attention tensor-core || failed=1
 
+step "tiny and gpt2-124m (micro-batch 1), --gemm-epilogues: bias and GELU in cuBLASLt's epilogues, every gradient tensor"
+"$check" --preset tiny --steps 6 --gemm-epilogues || failed=1
+"$check" --preset gpt2-124m --micro-batch 1 --steps 0 --gemm-epilogues || failed=1
+
 compare_losses() {  # A.jsonl B.jsonl what
   python3 - "$1" "$2" "$3" <<'PY' || failed=1
 import json, sys
@@ -90,10 +95,11 @@ compare_losses "$work/cpu.jsonl" "$work/gpu.jsonl" "CPU vs CUDA"
 grep -q "tensor-core attention" "$work/gpu-tc.log" || { echo "  FAIL: the tensor-core attention was not in effect"; failed=1; }
 compare_losses "$work/cpu.jsonl" "$work/gpu-tc.jsonl" "CPU vs CUDA with the tensor-core attention"
 # The fast paths of issue 34 item 3 (speed_options.hpp, docs/model.md), all switched on together.
-fast_paths=(--pad-vocab --multi-tensor-adamw --vector-loads --nccl-high-priority --recompute --layernorm-all-sms --fused-classifier)
+fast_paths=(--pad-vocab --multi-tensor-adamw --vector-loads --nccl-high-priority --recompute --layernorm-all-sms --fused-classifier
+  --gemm-epilogues)
 "$launch" "${common[@]}" --backend nccl "${fast_paths[@]}" -J "$work/gpu-fast.jsonl" >"$work/gpu-fast.log" 2>&1 ||
   { cat "$work/gpu-fast.log"; failed=1; }
-grep -q "fast paths: pad-vocab, multi-tensor-adamw, vector-loads, nccl-high-priority, recompute, layernorm-all-sms, fused-classifier" "$work/gpu-fast.log" || { echo "  FAIL: the fast paths were not in effect"; failed=1; }
+grep -q "fast paths: pad-vocab, multi-tensor-adamw, vector-loads, nccl-high-priority, recompute, layernorm-all-sms, fused-classifier, gemm-epilogues" "$work/gpu-fast.log" || { echo "  FAIL: the fast paths were not in effect"; failed=1; }
 compare_losses "$work/cpu.jsonl" "$work/gpu-fast.jsonl" "CPU vs CUDA with ${fast_paths[*]}"
 
 # ZeRO-1 against replicated, element by element: the parameters and both AdamW moments (gathered

@@ -65,6 +65,7 @@ struct Ranges {
 };
 
 cuda::AttentionKind attention = cuda::AttentionKind::reference;  // of the CUDA model under test (--attention)
+cuda::SpeedOptions speed;                                        // its fast paths (--gemm-epilogues)
 
 // One attention layer on the device, both kinds, against the CPU attention on the same bf16-rounded
 // inputs and against each other. T 67 (not a multiple of a warp or a block), hs 64 (gpt2-124m's).
@@ -134,7 +135,7 @@ void compare_one_backward(const GptConfig& config, const cuda::Tolerance& tolera
   std::printf("one forward/backward, preset %s (L%d H%d C%d T%d V%d B%d), %s attention\n", config.preset.c_str(), config.layers,
               config.heads, config.width, config.seq_len, config.vocab, config.micro_batch, cuda::attention_name(attention).c_str());
   auto cpu = make_cpu_model(config, 0);
-  auto gpu = cuda::make_cuda_model(config, attention);
+  auto gpu = cuda::make_cuda_model(config, attention, speed);
   const std::vector<float> cpu_params(cpu->parameters().begin(), cpu->parameters().end());
   const std::span<float> gpu_params = gpu->parameters();
   verdict(std::equal(cpu_params.begin(), cpu_params.end(), gpu_params.begin(), gpu_params.end()), "initial parameters identical");
@@ -236,7 +237,7 @@ void compare_steps(const GptConfig& config, int steps) {
   const std::string path = (std::filesystem::temp_directory_path() / ("train_cuda_check." + std::to_string(::getpid()) + ".ckpt")).string();
   {
     auto data = make_mock_data(shape, config.seed, true);
-    auto model = cuda::make_cuda_model(config, attention);
+    auto model = cuda::make_cuda_model(config, attention, speed);
     Trainer trainer(*model, *data, settings, cuda::make_cuda_backend(*model, *nccl, settings));
     for (int s = 0; s < steps; ++s) {
       gpu_run.steps.push_back(trainer.step(false));
@@ -269,7 +270,7 @@ void compare_steps(const GptConfig& config, int steps) {
 
   if (steps > 3) {
     auto data = make_mock_data(shape, config.seed, true);
-    auto model = cuda::make_cuda_model(config, attention);
+    auto model = cuda::make_cuda_model(config, attention, speed);
     Trainer trainer(*model, *data, settings, cuda::make_cuda_backend(*model, *nccl, settings));
     trainer.load_checkpoint(path, data->describe());
     bool same = trainer.next_step() == 3;
@@ -298,12 +299,14 @@ int main(int argc, char** argv) {
       steps = std::atoi(argv[++i]);
     else if (arg == "--attention" && i + 1 < argc && cuda::parse_attention(argv[i + 1]))
       attention = *cuda::parse_attention(argv[++i]);
+    else if (arg == "--gemm-epilogues")
+      speed.gemm_epilogues = true;
     else if (arg == "--device-only")
       device_only = true;
     else {
       std::fprintf(stderr,
                    "train_cuda_check: unknown argument '%s' (usage: train_cuda_check [--preset NAME] [--micro-batch B] [--steps N] "
-                   "[--attention reference|tensor-core] [--device-only])\n",
+                   "[--attention reference|tensor-core] [--gemm-epilogues] [--device-only])\n",
                    arg.c_str());
       return 6;
     }

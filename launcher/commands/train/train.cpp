@@ -11,6 +11,7 @@
 
 #include "bootstrap/session.hpp"
 #include "reporting/prometheus_textfile.hpp"
+#include "train/cuda/epilogue_plan.hpp"
 #include "train/data_source.hpp"
 #include "train/trainer.hpp"
 
@@ -68,8 +69,10 @@ int run_train(const TrainOptions& o, const bootstrap::SessionOptions& session_op
       choose_backend(o.backend, bootstrap::context_from_environment(bootstrap::current_environment()).local_size);
   const bool use_cuda = backend.cuda;
   const train::cuda::AttentionKind attention = attention_for(o, use_cuda, backend.reason);
-  (void)speed_for(o, use_cuda, backend.reason);  // refuses a CUDA fast path on the CPU model before the session
+  const train::cuda::SpeedOptions speed = speed_for(o, use_cuda, backend.reason);  // refuses a CUDA fast path on the CPU model
   const train::GptConfig config = build_config(o);
+  if (speed.gemm_epilogues)  // before the session, like every other option error
+    if (const std::string why = train::cuda::gemm_epilogues_problem(config); !why.empty()) throw UsageError(why);
   install_stop_handlers();
 
   bootstrap::Session session = bootstrap::open_session(session_options);
@@ -197,6 +200,9 @@ void register_train(CLI::App& app, CommandContext& context) {
   cmd->add_flag("--fused-classifier", o->fused_classifier,
                 "CUDA model: bf16 logits (no fp32 logits buffer), and the softmax, loss and gradient in place in one kernel per row "
                 "(not yet run on a GPU)");
+  cmd->add_flag("--gemm-epilogues", o->gemm_epilogues,
+                "CUDA model: the biases and the MLP's GELU (forward and backward) in cuBLASLt's GEMM epilogues instead of separate "
+                "kernels; needs a width that is a multiple of 8 (not yet run on a GPU)");
   cmd->add_option("-J,--json", o->json, "write one JSON object per line: start, every step, summary (rank 0; appended on --resume)");
   cmd->add_option("--metrics-file", o->metrics_file,
                   "rank 0 writes loss, step time, tokens/s, MFU and the straggler in the Prometheus text format for node_exporter's "

@@ -35,6 +35,7 @@ train::cuda::SpeedOptions speed_for(const TrainOptions& o, bool use_cuda, const 
   speed.recompute = o.recompute;
   speed.layernorm_all_sms = o.layernorm_all_sms;
   speed.fused_classifier = o.fused_classifier;
+  speed.gemm_epilogues = o.gemm_epilogues;
   const std::string names = train::cuda::speed_names(speed);
   if (names != "none" && !use_cuda)
     throw UsageError("--" + names.substr(0, names.find(',')) + " is a switch of the CUDA model, and this run uses the CPU model" +

@@ -37,6 +37,7 @@ struct TrainOptions {
   bool recompute = false;
   bool layernorm_all_sms = false;
   bool fused_classifier = false;
+  bool gemm_epilogues = false;
   std::string json, metrics_file;
   double peak_tflops = 0;
   double bucket_mib = 25, first_bucket_mib = 1;

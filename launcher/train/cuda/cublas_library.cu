@@ -22,8 +22,8 @@ void resolve(void* handle, const char* library, const char* symbol, F& out) {
   out = reinterpret_cast<F>(address);
 }
 
-CublasLibrary open_cublas() {
-  const std::string library = "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR);
+// Kept open for the life of the process: the model's handles live until exit.
+void* open_library(const std::string& library) {
   void* handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = ::dlerror();
@@ -31,7 +31,12 @@ CublasLibrary open_cublas() {
                              "); install the CUDA toolkit's cuBLAS " + std::to_string(CUBLAS_VER_MAJOR) +
                              " or add its directory to LD_LIBRARY_PATH");
   }
-  // Kept open for the life of the process: the model's handles live until exit.
+  return handle;
+}
+
+CublasLibrary open_cublas() {
+  const std::string library = "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR);
+  void* handle = open_library(library);
   CublasLibrary api;
   resolve(handle, library.c_str(), "cublasCreate_v2", api.create);
   resolve(handle, library.c_str(), "cublasDestroy_v2", api.destroy);
@@ -42,7 +47,31 @@ CublasLibrary open_cublas() {
   return api;
 }
 
+CublasLtLibrary open_cublaslt() {
+  const std::string library = "libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR);
+  void* handle = open_library(library);
+  CublasLtLibrary api;
+  resolve(handle, library.c_str(), "cublasLtCreate", api.create);
+  resolve(handle, library.c_str(), "cublasLtDestroy", api.destroy);
+  resolve(handle, library.c_str(), "cublasLtMatmulDescCreate", api.desc_create);
+  resolve(handle, library.c_str(), "cublasLtMatmulDescDestroy", api.desc_destroy);
+  resolve(handle, library.c_str(), "cublasLtMatmulDescSetAttribute", api.desc_set);
+  resolve(handle, library.c_str(), "cublasLtMatrixLayoutCreate", api.layout_create);
+  resolve(handle, library.c_str(), "cublasLtMatrixLayoutDestroy", api.layout_destroy);
+  resolve(handle, library.c_str(), "cublasLtMatmulPreferenceCreate", api.preference_create);
+  resolve(handle, library.c_str(), "cublasLtMatmulPreferenceDestroy", api.preference_destroy);
+  resolve(handle, library.c_str(), "cublasLtMatmulPreferenceSetAttribute", api.preference_set);
+  resolve(handle, library.c_str(), "cublasLtMatmulAlgoGetHeuristic", api.heuristic);
+  resolve(handle, library.c_str(), "cublasLtMatmul", api.matmul);
+  return api;
+}
+
 }  // namespace
+
+const CublasLtLibrary& cublaslt() {
+  static const CublasLtLibrary api = open_cublaslt();
+  return api;
+}
 
 const CublasLibrary& cublas() {
   static const CublasLibrary api = open_cublas();  // thread-safe initialisation; a throw is retried next call

@@ -3,6 +3,7 @@
 // doctor, bench on CPUs) about 0.4 s slower. Only the calls the model makes are resolved.
 #pragma once
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 
 namespace gpudirect::train::cuda {
@@ -30,5 +31,25 @@ struct CublasLibrary {
 // libcublas.so.<CUBLAS_VER_MAJOR of the headers we built with>, opened once. Throws
 // std::runtime_error naming the library and dlerror()'s reason when it or a symbol is missing.
 const CublasLibrary& cublas();
+
+// cuBLASLt, for the GEMMs with epilogues (--gemm-epilogues: epilogue_plan.hpp, matmul_epilogue.cu).
+struct CublasLtLibrary {
+  decltype(&cublasLtCreate) create = nullptr;
+  decltype(&cublasLtDestroy) destroy = nullptr;
+  decltype(&cublasLtMatmulDescCreate) desc_create = nullptr;
+  decltype(&cublasLtMatmulDescDestroy) desc_destroy = nullptr;
+  decltype(&cublasLtMatmulDescSetAttribute) desc_set = nullptr;
+  decltype(&cublasLtMatrixLayoutCreate) layout_create = nullptr;
+  decltype(&cublasLtMatrixLayoutDestroy) layout_destroy = nullptr;
+  decltype(&cublasLtMatmulPreferenceCreate) preference_create = nullptr;
+  decltype(&cublasLtMatmulPreferenceDestroy) preference_destroy = nullptr;
+  decltype(&cublasLtMatmulPreferenceSetAttribute) preference_set = nullptr;
+  decltype(&cublasLtMatmulAlgoGetHeuristic) heuristic = nullptr;
+  decltype(&cublasLtMatmul) matmul = nullptr;
+};
+
+// libcublasLt.so.<CUBLAS_VER_MAJOR>, opened once, the first time a model with --gemm-epilogues is
+// made; throws like cublas().
+const CublasLtLibrary& cublaslt();
 
 }  // namespace gpudirect::train::cuda

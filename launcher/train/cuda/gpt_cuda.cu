@@ -4,6 +4,7 @@
 // every parameter gradient are fp32; the master weights are fp32 and the bf16 copy is refreshed after
 // every change.
 #include "train/cuda/cuda_training.hpp"
+#include "train/cuda/epilogue_plan.hpp"
 #include "train/cuda/gpt_cuda.cuh"
 #include "train/cuda/launch_geometry.hpp"
 #include "train/cuda/memory_plan.hpp"
@@ -27,9 +28,11 @@ BlockOffsets block_offsets(const ParameterLayout& layout, int l) {
                       at("ln2.w"), at("ln2.b"), at("fc.w"),  at("fc.b"),  at("fcproj.w"), at("fcproj.b")};
 }
 
-const GptConfig& checked(const GptConfig& config) {
+const GptConfig& checked(const GptConfig& config, const SpeedOptions& speed) {
   validate(config);
   require_head_size_fits(config.width / config.heads);
+  if (speed.gemm_epilogues)
+    if (const std::string why = gemm_epilogues_problem(config); !why.empty()) throw std::invalid_argument("gpudirect-launch train: " + why);
   return config;
 }
 
@@ -42,7 +45,7 @@ CudaGpt& as_cuda_model(Model& model) {
 }
 
 CudaGpt::CudaGpt(const GptConfig& config, AttentionKind attention, const SpeedOptions& speed)
-    : config_(checked(config)),
+    : config_(checked(config, speed)),
       attention_(attention),
       speed_(speed),
       layout_(config_),
@@ -51,6 +54,7 @@ CudaGpt::CudaGpt(const GptConfig& config, AttentionKind attention, const SpeedOp
   GPUDIRECT_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   GPUDIRECT_CUBLAS(cublas().create(&cublas_));
   GPUDIRECT_CUBLAS(cublas().set_stream(cublas_, stream_));
+  if (speed_.gemm_epilogues) GPUDIRECT_CUBLAS(cublaslt().create(&cublaslt_));
 
   // The sizes the memory plan counted (memory_plan.hpp), so the two cannot disagree.
   const ModelBufferSizes n = model_buffer_sizes(config_, attention_, speed_);
@@ -90,7 +94,8 @@ CudaGpt::CudaGpt(const GptConfig& config, AttentionKind attention, const SpeedOp
   dresidual_bf16_ = DeviceArray<bf16>(n.dresidual_bf16);
   datty_ = DeviceArray<bf16>(n.datty);
   dqkv_ = DeviceArray<bf16>(n.dqkv);
-  dfch_gelu_ = DeviceArray<bf16>(n.dfch_gelu);
+  if (n.dfch_gelu > 0) dfch_gelu_ = DeviceArray<bf16>(n.dfch_gelu);  // 0 under --gemm-epilogues
+  if (n.gemm_workspace_bytes > 0) gemm_workspace_ = DeviceArray<float>(n.gemm_workspace_bytes / sizeof(float));
   dfch_ = DeviceArray<bf16>(n.dfch);
   ones_ = DeviceArray<bf16>(n.ones);
   probs_ = DeviceArray<bf16>(n.probs);
@@ -116,6 +121,7 @@ CudaGpt::CudaGpt(const GptConfig& config, AttentionKind attention, const SpeedOp
 CudaGpt::~CudaGpt() {
   if (stream_) cudaStreamSynchronize(stream_);
   if (cublas_) cublas().destroy(cublas_);
+  if (cublaslt_) cublaslt().destroy(cublaslt_);
   if (stream_) cudaStreamDestroy(stream_);
 }
 
@@ -228,19 +234,30 @@ void CudaGpt::block_forward(int l, bool recomputing) {
   bf16* ln2 = ln2_.get() + S * btc;
   bf16* fch = fch_.get() + S * 4 * btc;
   bf16* fch_gelu = fch_gelu_.get() + S * 4 * btc;
+  // out = inp W^T + b: the bias in cuBLASLt's epilogue under --gemm-epilogues, else broadcast into out first.
+  auto linear = [&](void* out, cudaDataType_t type, const bf16* inp, std::size_t w, std::size_t b, int IC, int OC) {
+    if (speed_.gemm_epilogues)
+      matmul_forward_bias(gemm_epilogues(), out, type, inp, W + w, P + b, BT, IC, OC, stream_);
+    else
+      matmul_forward(cublas_, out, type, inp, W + w, P + b, BT, IC, OC, stream_);
+  };
   layernorm_forward(ln1, ln1_mean_.get() + S * bt, ln1_rstd_.get() + S * bt, x, P + o.ln1w, P + o.ln1b, BT, C, stream_);
-  matmul_forward(cublas_, qkv, CUDA_R_16BF, ln1, W + o.qkvw, P + o.qkvb, BT, C, 3 * C, stream_);
+  linear(qkv, CUDA_R_16BF, ln1, o.qkvw, o.qkvb, C, 3 * C);
   if (attention_ == AttentionKind::tensor_core)
     attention_forward_tensor_core(cublas_, atty, probs_.get() + S * rows * T, qkv, tensor_core_scratch(), B, T, C, NH, stream_);
   else
     attention_forward(atty, lse_.get() + S * rows, qkv, B, T, C, NH, stream_);
-  matmul_forward(cublas_, branch_.get(), CUDA_R_32F, atty, W + o.projw, P + o.projb, BT, C, C, stream_);
+  linear(branch_.get(), CUDA_R_32F, atty, o.projw, o.projb, C, C);
   residual_forward(res2, x, branch_.get(), btc, stream_, speed_.vector_loads);
   layernorm_forward(ln2, ln2_mean_.get() + S * bt, ln2_rstd_.get() + S * bt, res2, P + o.ln2w, P + o.ln2b, BT, C, stream_);
-  matmul_forward(cublas_, fch, CUDA_R_16BF, ln2, W + o.fcw, P + o.fcb, BT, C, 4 * C, stream_);
-  gelu_forward(fch_gelu, fch, 4 * btc, stream_, speed_.vector_loads);
+  if (speed_.gemm_epilogues) {  // fch (the GELU's input, kept for backward) and fch_gelu from one product
+    matmul_forward_gelu(gemm_epilogues(), fch_gelu, fch, ln2, W + o.fcw, P + o.fcb, BT, C, 4 * C, stream_);
+  } else {
+    matmul_forward(cublas_, fch, CUDA_R_16BF, ln2, W + o.fcw, P + o.fcb, BT, C, 4 * C, stream_);
+    gelu_forward(fch_gelu, fch, 4 * btc, stream_, speed_.vector_loads);
+  }
   if (recomputing) return;
-  matmul_forward(cublas_, branch_.get(), CUDA_R_32F, fch_gelu, W + o.fcprojw, P + o.fcprojb, BT, 4 * C, C, stream_);
+  linear(branch_.get(), CUDA_R_32F, fch_gelu, o.fcprojw, o.fcprojb, 4 * C, C);
   residual_forward(res3_.get() + L * btc, res2, branch_.get(), btc, stream_, speed_.vector_loads);
 }
 
@@ -295,9 +312,16 @@ void CudaGpt::run_backward(const GradientReady& on_ready) {
     const float* x = l == 0 ? encoded_.get() : res3_.get() + (L - 1) * btc;
     if (speed_.recompute) block_forward(l, true);  // the block's activations again, into slot 0
     to_bf16(dresidual_bf16_.get(), dresidual_.get(), btc, stream_, speed_.vector_loads);
-    matmul_backward(cublas_, dfch_gelu_.get(), CUDA_R_16BF, G + o.fcprojw, G + o.fcprojb, dresidual_bf16_.get(),
-                    fch_gelu_.get() + S * 4 * btc, W + o.fcprojw, ones_.get(), BT, 4 * C, C, stream_);
-    gelu_backward(dfch_.get(), fch_.get() + S * 4 * btc, dfch_gelu_.get(), 4 * btc, stream_, speed_.vector_loads);
+    if (speed_.gemm_epilogues) {  // dfch = (dout W) * gelu'(fch) in one product: no dfch_gelu
+      matmul_backward(cublas_, nullptr, CUDA_R_16BF, G + o.fcprojw, G + o.fcprojb, dresidual_bf16_.get(), fch_gelu_.get() + S * 4 * btc,
+                      W + o.fcprojw, ones_.get(), BT, 4 * C, C, stream_);
+      matmul_dinp_dgelu(gemm_epilogues(), dfch_.get(), dresidual_bf16_.get(), W + o.fcprojw, fch_.get() + S * 4 * btc, BT, 4 * C, C,
+                        stream_);
+    } else {
+      matmul_backward(cublas_, dfch_gelu_.get(), CUDA_R_16BF, G + o.fcprojw, G + o.fcprojb, dresidual_bf16_.get(),
+                      fch_gelu_.get() + S * 4 * btc, W + o.fcprojw, ones_.get(), BT, 4 * C, C, stream_);
+      gelu_backward(dfch_.get(), fch_.get() + S * 4 * btc, dfch_gelu_.get(), 4 * btc, stream_, speed_.vector_loads);
+    }
     matmul_backward(cublas_, dln_.get(), CUDA_R_32F, G + o.fcw, G + o.fcb, dfch_.get(), ln2_.get() + S * btc, W + o.fcw, ones_.get(), BT, C,
                     4 * C, stream_);
     layernorm_backward(dresidual_.get(), G + o.ln2w, G + o.ln2b, dln_.get(), res2_.get() + S * btc, P + o.ln2w, ln2_mean_.get() + S * bt,

@@ -129,6 +129,10 @@ class CudaGpt final : public Model {
   ParameterLayout layout_;
   cudaStream_t stream_{};
   cublasHandle_t cublas_{};
+  // --gemm-epilogues only: cuBLASLt and its workspace (kGemmEpilogueWorkspaceBytes).
+  cublasLtHandle_t cublaslt_{};
+  DeviceArray<float> gemm_workspace_;
+  GemmEpilogueContext gemm_epilogues() const { return {cublaslt_, gemm_workspace_.get(), gemm_workspace_.size() * sizeof(float)}; }
   DeviceArray<float> params_, grads_;
   DeviceArray<bf16> weights_;  // bf16 copy of params_, same layout
   std::vector<float> host_params_, host_grads_;

@@ -4,6 +4,7 @@
 // Every function enqueues on `stream` and returns at once.
 #pragma once
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -43,6 +44,21 @@ void matmul_forward(cublasHandle_t handle, void* out, cudaDataType_t out_type, c
                     int N, int IC, int OC, cudaStream_t stream, int stride = 0);
 void matmul_backward(cublasHandle_t handle, void* dinp, cudaDataType_t dinp_type, float* dweight, float* dbias, const bf16* dout,
                      const bf16* inp, const bf16* weight, const bf16* ones, int N, int IC, int OC, cudaStream_t stream, int stride = 0);
+
+// matmul_epilogue.cu (--gemm-epilogues, epilogue_plan.hpp): the products whose bias and GELU run in
+// cuBLASLt's epilogue. out = inp weight^T + bias; out = gelu(pre) with pre = inp weight^T + bias
+// written for backward; dinp[N, IC] = (dout weight) * gelu'(pre), pre[N, IC] being the GELU's input.
+struct GemmEpilogueContext {
+  cublasLtHandle_t handle = nullptr;
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
+};
+void matmul_forward_bias(const GemmEpilogueContext& lt, void* out, cudaDataType_t out_type, const bf16* inp, const bf16* weight,
+                         const float* bias, int N, int IC, int OC, cudaStream_t stream);
+void matmul_forward_gelu(const GemmEpilogueContext& lt, bf16* out, bf16* pre_gelu, const bf16* inp, const bf16* weight, const float* bias,
+                         int N, int IC, int OC, cudaStream_t stream);
+void matmul_dinp_dgelu(const GemmEpilogueContext& lt, bf16* dinp, const bf16* dout, const bf16* weight, const bf16* pre_gelu, int N, int IC,
+                       int OC, cudaStream_t stream);
 
 // attention.cu: causal multi-head attention over qkv[B, T, 3C] (q | k | v, heads of C/NH channels),
 // one warp per query row with an online softmax; keeps only the log-sum-exp per row (lse[B, NH, T])

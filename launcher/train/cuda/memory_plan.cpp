@@ -49,6 +49,10 @@ ModelBufferSizes model_buffer_sizes(const GptConfig& config, AttentionKind atten
   n.dresidual_bf16 = n.datty = BTC;
   n.dqkv = 3 * BTC;
   n.dfch_gelu = n.dfch = 4 * BTC;
+  if (speed.gemm_epilogues) {  // the projection's input gradient goes through the GELU's in its epilogue
+    n.dfch_gelu = 0;
+    n.gemm_workspace_bytes = kGemmEpilogueWorkspaceBytes;
+  }
   n.ones = BT;
   if (speed.layernorm_all_sms) n.layernorm_partials = layernorm_partials_floats(BT, C);
   return n;
@@ -68,7 +72,7 @@ MemoryPlan plan_memory(const GptConfig& config, const TrainSettings& settings, i
   plan.scores = bf16 * (n.probs + n.dscores) + f32 * n.scores;
   plan.logits = f32 * n.logits + bf16 * n.dlogits;
   plan.other = i32 * (n.inputs + n.targets + n.group_tokens + n.group_offsets + n.group_positions) + 8 * (kSumOfSquaresPartials + 1) +
-               kHostValueScratchBytes;
+               kHostValueScratchBytes + n.gemm_workspace_bytes;
 
   // The AdamW moments and ZeRO-1's staging, by the backend's own shard rule.
   const bool zero1 = zero1_in_effect(settings, world);

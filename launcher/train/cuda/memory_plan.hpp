@@ -27,6 +27,8 @@ struct ModelBufferSizes {
   // instead): bf16 probabilities of every layer and the fp32 and bf16 score scratch, B x NH x T x T
   // each; the head-major copies (kernels.cuh: TensorCoreScratch), bf16.
   std::size_t probs = 0, scores = 0, dscores = 0, qkv_heads = 0, dqkv_heads = 0, heads = 0;
+  // bytes: cuBLASLt's workspace (--gemm-epilogues)
+  std::size_t gemm_workspace_bytes = 0;
   // int32
   std::size_t inputs = 0, targets = 0, group_tokens = 0, group_offsets = 0, group_positions = 0;
 };
@@ -44,7 +46,7 @@ struct MemoryPlan {
   std::uint64_t activations = 0;    // saved for backward, and backward's scratch
   std::uint64_t scores = 0;         // tensor-core attention: B x NH x T x T probabilities per layer, and its score scratch
   std::uint64_t logits = 0;         // fp32 logits (none under --fused-classifier) and bf16 dlogits, B x T x V (padded V: --pad-vocab)
-  std::uint64_t other = 0;          // tokens, the gradient-norm partials, the host-value scratch
+  std::uint64_t other = 0;          // tokens, the gradient-norm partials, the host-value scratch, cuBLASLt's workspace
   std::uint64_t total() const { return weights + gradients + optimizer + zero1_staging + activations + scores + logits + other; }
 };
 

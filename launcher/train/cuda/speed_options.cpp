@@ -16,6 +16,7 @@ std::string speed_names(const SpeedOptions& speed) {
   add(speed.recompute, "recompute");
   add(speed.layernorm_all_sms, "layernorm-all-sms");
   add(speed.fused_classifier, "fused-classifier");
+  add(speed.gemm_epilogues, "gemm-epilogues");
   return names.empty() ? "none" : names;
 }
 

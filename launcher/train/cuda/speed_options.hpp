@@ -34,7 +34,14 @@ struct SpeedOptions {
   // buffer) and one kernel per row computes the loss and overwrites the logits with their gradients
   // (fused_classifier.hpp).
   bool fused_classifier = false;
+  // --gemm-epilogues: the biases and the MLP's GELU forward and backward in cuBLASLt's GEMM epilogues
+  // (epilogue_plan.hpp): no bias broadcast, GELU or GELU-backward kernels, no dfch_gelu buffer; a
+  // cuBLASLt workspace (kGemmEpilogueWorkspaceBytes) instead.
+  bool gemm_epilogues = false;
 };
+
+// cuBLASLt's workspace under --gemm-epilogues: what NVIDIA's cuBLAS documentation recommends for Hopper.
+inline constexpr std::size_t kGemmEpilogueWorkspaceBytes = 32u << 20;
 
 // Layers whose block activations are kept at once: every layer, or one under --recompute.
 constexpr std::size_t saved_layers(int layers, const SpeedOptions& speed) { return speed.recompute ? 1 : static_cast<std::size_t>(layers); }
