@@ -465,7 +465,7 @@ speed_ours() {  # B ATTENTION (reference, tensor-core: train --attention; fast: 
   if [ "$attention" = tensor-core ]; then label="ours (tensor-core attention)"; fi
   if [ "$attention_switch" = 1 ]; then switch=(--attention "$attention"); fi
   if [ "$attention" = fast ]; then
-    label="ours (tensor-core + fast paths)" name="speed: ours, gpt2-124m B $1, tensor-core attention, ${fast_paths[*]}"
+    label="ours (tensor-core + fast paths)" name="speed: ours, gpt2-124m B $1, tensor-core attention + fast paths"
     switch=(--attention tensor-core "${fast_paths[@]}")
   fi
   smi_start "ours-$attention-b$b"
@@ -529,7 +529,10 @@ speed_torch() {  # B
 attentions=(reference)
 if [ "$attention_switch" = 1 ]; then
   attentions+=(tensor-core)
-  if [ ${#fast_paths[@]} -gt 0 ]; then attentions+=(fast); fi
+  if [ ${#fast_paths[@]} -gt 0 ]; then
+    attentions+=(fast)
+    say "speed: the fast paths timed together: ${fast_paths[*]}"
+  fi
 else
   speed_rows+=("$(printf '%-44s %3s  %s' "ours (tensor-core attention)" "-" "not in this build (issue 34 item 2): train has no --attention")")
 fi
