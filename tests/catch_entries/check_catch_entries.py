@@ -2,9 +2,10 @@
 """Checks that every Catch2 case is exactly one ctest entry, and no entry is anything else.
 
 catch_discover_tests turns each case into an entry whose filter is the case's name; a name that
-discovery mangles (Catch2 2.13 splits at ';') gives entries whose filter matches nothing. With
---warn NoTests such an entry fails when it runs; this check also fails at once, before anything
-runs, naming the cases that are not entries of their own.
+discovery mangles (Catch2 2.13 splits at ';') gives entries whose filter matches nothing. Such an
+entry fails when it runs (Catch2 2 with --warn NoTests; Catch2 3 by itself, and with --warn
+UnmatchedTestSpec); this check also fails at once, before anything runs, naming the cases that are
+not entries of their own.
 
 usage: check_catch_entries.py CTEST BUILD_DIR CATCH_EXECUTABLE...
 """
