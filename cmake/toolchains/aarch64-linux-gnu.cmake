@@ -36,12 +36,14 @@ set(CMAKE_INSTALL_LIBDIR lib/aarch64-linux-gnu CACHE PATH "Object code libraries
 # Debian's .deb architecture for CPack (it would otherwise ask the host's dpkg: amd64).
 set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE arm64)
 
-# qemu-user runs the target's programs; -L points it at the arm64 loader and libc of the cross
-# toolchain (libc6-arm64-cross), and the multiarch libraries are found under /usr/lib/aarch64-linux-gnu.
-# OPENBLAS_NUM_THREADS=1: under qemu-user (Debian 12's qemu 7.2) OpenBLAS's thread pool, started when
-# the library loads, spins forever (unit_tests --list-test-names-only never returned in 3 min; with
-# one OpenBLAS thread it lists 418 cases in 0.2 s). Measured under emulation only, not on arm64 hardware.
+# qemu-user runs the target's programs with the arm64 loader and libc of multiarch (libc6:arm64, which
+# the arm64 libraries pull in): the programs' interpreter /lib/ld-linux-aarch64.so.1 and every library
+# from /lib/aarch64-linux-gnu, one glibc throughout. Not `-L /usr/aarch64-linux-gnu` (the cross
+# toolchain's libc6-arm64-cross): its loader then finds libc.so.6 through the host's ld.so.cache in the
+# multiarch directory, another build of glibc, and the mixed pair hangs in the first pthread_create
+# (seen with Debian 12's qemu 7.2: a two-line std::thread program spun until killed, as did every test
+# that starts a thread and OpenBLAS's thread pool; with the multiarch loader all of them run).
 find_program(GPUDIRECT_QEMU_AARCH64 NAMES qemu-aarch64 qemu-aarch64-static)
 if(GPUDIRECT_QEMU_AARCH64)
-  set(CMAKE_CROSSCOMPILING_EMULATOR "${GPUDIRECT_QEMU_AARCH64};-L;/usr/aarch64-linux-gnu;-E;OPENBLAS_NUM_THREADS=1")
+  set(CMAKE_CROSSCOMPILING_EMULATOR "${GPUDIRECT_QEMU_AARCH64}")
 endif()

@@ -10,16 +10,21 @@ not entries of their own.
 usage: check_catch_entries.py CTEST BUILD_DIR CATCH_EXECUTABLE...
 """
 import json
+import os
+import shlex
 import subprocess
 import sys
+
+# Cross-compiled, the executables run under an emulator (qemu-user), here and in ctest's commands.
+EMULATOR = shlex.split(os.environ.get("GPUDIRECT_TEST_EMULATOR", ""))
 
 
 def catch_cases(executable):
     # Catch2 2 exits with the number of cases listed, so the exit status says nothing here;
     # Catch2 3 has no --list-test-names-only and lists names alone at quiet verbosity.
-    run = subprocess.run([executable, "--list-test-names-only"], capture_output=True, text=True)
+    run = subprocess.run([*EMULATOR, executable, "--list-test-names-only"], capture_output=True, text=True)
     if "--list-test-names-only" in run.stderr + run.stdout:
-        run = subprocess.run([executable, "--list-tests", "--verbosity", "quiet"], capture_output=True, text=True)
+        run = subprocess.run([*EMULATOR, executable, "--list-tests", "--verbosity", "quiet"], capture_output=True, text=True)
     cases = [line for line in run.stdout.splitlines() if line.strip()]
     if not cases:
         sys.exit(f"check_catch_entries: {executable} --list-test-names-only listed no case (exit {run.returncode}): {run.stderr}")
@@ -32,6 +37,8 @@ def ctest_entries(ctest, build_dir):
     entries = {}
     for test in json.loads(out)["tests"]:
         command = test.get("command") or [""]
+        if EMULATOR and command[:len(EMULATOR)] == EMULATOR:
+            command = command[len(EMULATOR):] or [""]
         entries.setdefault(command[0], []).append((test["name"], command[1:]))
     return entries
 

@@ -6,9 +6,14 @@ person wrote from the file's PCI tree (format: tests/fixtures/real/README.md).
 Usage: check_answers.py GPUDIRECT_LAUNCH FIXTURES_REAL_DIR
 Exit 0 when every checked field agrees; 1 with one line per disagreement otherwise."""
 import json
+import os
 import pathlib
+import shlex
 import subprocess
 import sys
+
+# Cross-compiled, gpudirect-launch runs under an emulator (qemu-user), as ctest's own commands do.
+EMULATOR = shlex.split(os.environ.get("GPUDIRECT_TEST_EMULATOR", ""))
 
 
 def cpu_set(text):
@@ -42,7 +47,7 @@ def nic_token(nic):
 
 def check_file(launch, xml, answer):
     """(problems, gpus, undecided NIC pairings) for one file."""
-    run = subprocess.run([launch, "doctor", "--topology", str(xml), "--json"], capture_output=True, text=True)
+    run = subprocess.run([*EMULATOR, launch, "doctor", "--topology", str(xml), "--json"], capture_output=True, text=True)
     if run.returncode != 0:
         return [f"{xml.name}: doctor failed (exit {run.returncode}): {run.stderr.strip()}"], len(answer), 0
     table = json.loads(run.stdout)
