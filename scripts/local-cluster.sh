@@ -196,6 +196,9 @@ JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 SlurmctldTimeout=30
 SlurmdTimeout=30
+# Slurm's default 10 s per RPC is too short for slurmctld on two busy cores with 64 nodes: srun then
+# fails with "Socket timed out on send/recv operation" (seen with 24.11 while CI built beside it).
+MessageTimeout=60
 InactiveLimit=0
 KillWait=5
 MinJobAge=60

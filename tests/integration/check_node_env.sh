@@ -3,7 +3,8 @@
 # local node's expectations (local-a3mega: the A3 Mega NIC names on veths with MTU 1500, 8 stand-in
 # H100s), gives each node its own files under $CLUSTER_DIR/node/NODE (nvml.conf for the NVML
 # stand-in, kmsg for the kernel log, etc/ for profile.d) and its own sysfs, and writes
-# $CLUSTER_DIR/check-node.sh: check-node as a node runs it, with these stand-ins.
+# $CLUSTER_DIR/check-node.sh: check-node as a node runs it, with these stand-ins and the NCCL
+# stand-in (tests/nccl_standin: whether this machine has an NCCL must not change the result).
 check_node_env() {
   local nodes=$1 i node
   mkdir -p "$CLUSTER_DIR/expectations" "$CLUSTER_DIR/sys"
@@ -33,7 +34,7 @@ EOC
 node=\$(hostname)
 export SLURM_CONF=$SLURM_CONF PATH=$PATH NVML_STANDIN_CONFIG=$CLUSTER_DIR/node/\$node/nvml.conf
 exec $LAUNCH check-node --machine-type local-a3mega --expectations-dir $CLUSTER_DIR/expectations \\
-  --nvml-library $BUILD/tests/libnvml_standin.so --sysfs-root $CLUSTER_DIR/sys --etc-dir $CLUSTER_DIR/node/\$node/etc \\
+  --nvml-library $BUILD/tests/libnvml_standin.so --nccl-library $BUILD/tests/nccl_standin/libnccl.so.2 --sysfs-root $CLUSTER_DIR/sys --etc-dir $CLUSTER_DIR/node/\$node/etc \\
   --kernel-log $CLUSTER_DIR/node/\$node/kmsg --plugstack $CLUSTER_DIR/etc/plugstack.conf "\$@"
 EOS
   chmod +x "$CLUSTER_DIR/check-node.sh"

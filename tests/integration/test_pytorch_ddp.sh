@@ -16,6 +16,31 @@ CLIENT=$SRC/tests/clients/torch_ddp.py
   || { echo "test_pytorch_ddp: $PYTHON has no torch with Gloo (apt-get install python3-torch; scripts/install-deps.sh does)"; exit 1; }
 cluster_up
 
+# Debian 13's python3-torch (2.6) is built without libuv, which torch >= 2.4's TCPStore asks for by
+# default: env:// then needs USE_LIBUV=0 (docs/users.md), and torchrun's static rendezvous asks for
+# libuv whatever USE_LIBUV says (torch's bug, not ours); there torchrun meets through a c10d file
+# store in the cluster's shared directory instead, and its agents share no TCPStore with the workers.
+torch_without_libuv() {
+  "$PYTHON" - <<'PY'
+import sys
+from torch.distributed import TCPStore
+try:
+    TCPStore("127.0.0.1", 0, 1, True, use_libuv=True)
+except TypeError:      # torch < 2.4: no libuv option at all
+    sys.exit(1)
+except RuntimeError as e:
+    sys.exit(0 if "libuv" in str(e) else 1)
+sys.exit(1)
+PY
+}
+torchrun_rendezvous="--master_addr=\$MASTER_ADDR --master_port=\$MASTER_PORT"
+if torch_without_libuv; then
+  export USE_LIBUV=0 TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1
+  rm -f "$CLUSTER_DIR/torchrun-rendezvous"
+  torchrun_rendezvous="--rdzv_backend=c10d --rdzv_endpoint=$CLUSTER_DIR/torchrun-rendezvous --rdzv_conf=store_type=file"
+  echo "test_pytorch_ddp: $("$PYTHON" -c 'import torch; print(torch.__version__)') has no libuv: USE_LIBUV=0, torchrun through a c10d file store"
+fi
+
 "$PYTHON" "$CLIENT" --single >"$CLUSTER_DIR/reference.json" 2>&1 || { cat "$CLUSTER_DIR/reference.json"; exit 1; }
 
 # check_run NAME OUTPUT_FILE EXPECTED_RANKS: every rank's JSON line against the reference.
@@ -108,7 +133,7 @@ run_case "srun --gpu-direct=tcpxo gpudirect-launch exec: exec gives it" 4 \
 run_case "srun torchrun --nproc-per-node=2, exec inside: torchrun's ranks, exec's binding per worker" 4 \
   --ntasks-per-node=1 --gpus-per-node=2 --gpu-direct=tcpxo,torch bash -c \
   "exec $PYTHON -m torch.distributed.run --nnodes=2 --nproc_per_node=2 --node_rank=\$SLURM_NODEID \
-   --master_addr=\$MASTER_ADDR --master_port=\$MASTER_PORT --redirects=2 --tee=2 --no_python $LAUNCH exec -- $PYTHON $CLIENT --report-dir $REPORTS"
+   $torchrun_rendezvous --redirects=2 --tee=2 --no_python $LAUNCH exec -- $PYTHON $CLIENT --report-dir $REPORTS"
 
 # The user guide's sbatch script, as written.
 rm -rf "$REPORTS" && mkdir -m 777 "$REPORTS"

@@ -128,6 +128,30 @@ TEST_CASE("the mode's lib dir: missing, without the plugin, with a plugin that d
   fs::remove(ready);
 }
 
+TEST_CASE("NCCL's version from the library --nccl-library names, and a warning naming it when it does not answer", "[check_node]") {
+  Expectations tcpxo;
+  tcpxo.mode = "tcpxo";
+  gpudirect::PluginConfig config;
+  config.lib_dir = std::string(GPUDIRECT_NET_PLUGIN_STANDINS) + "/loads";
+  std::vector<Finding> out;
+  const std::string standin = GPUDIRECT_NCCL_STANDIN;
+  const StackFacts facts = check_stack(tcpxo, config, false, out, standin);
+  CHECK(facts.nccl_version == "2.23.4");
+  CHECK(facts.nccl_library == standin);
+  CHECK(out.empty());
+  // A library without ncclGetVersion (the net plugin stand-in), and one that is not there: a warning
+  // naming the path given, never the loader's NCCL in its place.
+  for (const std::string& wrong : {config.lib_dir + "/libnccl-net.so", std::string("/nonexistent/libnccl.so.2")}) {
+    out.clear();
+    const StackFacts none = check_stack(tcpxo, config, false, out, wrong);
+    CHECK(none.nccl_version.empty());
+    REQUIRE(out.size() == 1);
+    CHECK(out[0].severity == Severity::warn);
+    CHECK(out[0].what == wrong);
+    CHECK_THAT(out[0].fix, Catch::Contains("--nccl-library"));
+  }
+}
+
 TEST_CASE("dcgmi diag: each failing test from its JSON, its exit code otherwise, a missing dcgmi a warning", "[check_node]") {
   const std::string json = R"(Some banner
 {"DCGM Diagnostic": {"test_categories": [

@@ -40,6 +40,7 @@ struct CheckNodeOptions {
   std::string node;
   std::string plugstack;
   std::string nvml_library = "libnvidia-ml.so.1";
+  std::string nccl_library;  // empty: the lib dir's, else the loader's
   std::string sysfs_root = "/sys";
   std::string etc_dir = "/etc";
   std::string kernel_log = "/dev/kmsg";
@@ -113,7 +114,7 @@ int run_check_node(const CheckNodeOptions& o) {
   add(judge_xids(parse_xids(log)));
   add(judge_nics(read_sysfs(o.sysfs_root, expected.data_nics), expected));
   std::vector<Finding> stack_findings;
-  const StackFacts stack = check_stack(expected, config, o.check_rxdm, stack_findings);
+  const StackFacts stack = check_stack(expected, config, o.check_rxdm, stack_findings, o.nccl_library);
   add(std::move(stack_findings));
   if (!expected.mode.empty()) add(judge_leaks(node_env_sources(o.etc_dir), expected.mode));
   if (o.dcgm_diag) add(run_dcgm_diag(o.dcgmi));
@@ -191,6 +192,8 @@ void register_check_node(CLI::App& app, CommandContext& context) {
       "--plugstack", o->plugstack,
       "read lib_dir= and rxdm_ready= from the spank_gpudirect.so line of this plugstack.conf (default: the one Slurm uses)");
   command->add_option("--nvml-library", o->nvml_library, "NVML to dlopen (default libnvidia-ml.so.1)");
+  command->add_option("--nccl-library", o->nccl_library,
+                      "the NCCL whose version to read (dlopen, ncclGetVersion; default: the lib dir's libnccl.so.2, else the loader's)");
   command->add_option("--sysfs-root", o->sysfs_root, "where sysfs is mounted (default /sys)");
   command->add_option("--etc-dir", o->etc_dir, "read environment and profile.d/*.sh here (default /etc)");
   command->add_option("--kernel-log", o->kernel_log, "read XIDs from this file instead of /dev/kmsg");

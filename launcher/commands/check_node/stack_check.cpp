@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 
 #include <filesystem>
+#include <vector>
 
 namespace gpudirect::launcher::check_node {
 namespace {
@@ -16,9 +17,12 @@ Finding config(std::string check, std::string subject, std::string what, std::st
           std::move(what), std::move(measured),  std::move(expected), std::move(fix)};
 }
 
-// ncclGetVersion from the lib dir's NCCL (the plugin's own, as TCPXO ships it), else the loader's.
-void read_nccl_version(const std::string& lib_dir, StackFacts& facts) {
-  for (const std::string& candidate : {lib_dir + "/libnccl.so.2", std::string("libnccl.so.2")}) {
+// ncclGetVersion from the given NCCL, else from the lib dir's (the plugin's own, as TCPXO ships it),
+// else from the loader's.
+void read_nccl_version(const std::string& lib_dir, const std::string& given, StackFacts& facts) {
+  const std::vector<std::string> candidates =
+      given.empty() ? std::vector<std::string>{lib_dir + "/libnccl.so.2", "libnccl.so.2"} : std::vector<std::string>{given};
+  for (const std::string& candidate : candidates) {
     if (candidate.find('/') != std::string::npos && !std::filesystem::exists(candidate)) continue;
     void* handle = ::dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) continue;
@@ -54,7 +58,8 @@ std::optional<Finding> judge_aperture_devices(const std::string& dir) {
   return std::nullopt;
 }
 
-StackFacts check_stack(const Expectations& expected, const PluginConfig& config_in, bool check_rxdm, std::vector<Finding>& out) {
+StackFacts check_stack(const Expectations& expected, const PluginConfig& config_in, bool check_rxdm, std::vector<Finding>& out,
+                       const std::string& nccl_library) {
   StackFacts facts;
   if (expected.mode.empty()) return facts;
   const Mode mode = parse_mode(expected.mode);
@@ -78,8 +83,11 @@ StackFacts check_stack(const Expectations& expected, const PluginConfig& config_
     else if (plugin)
       facts.net_plugin = plugin->library;
   }
-  read_nccl_version(facts.lib_dir, facts);
-  if (facts.nccl_version.empty())
+  read_nccl_version(facts.lib_dir, nccl_library, facts);
+  if (facts.nccl_version.empty() && !nccl_library.empty())
+    out.push_back({Severity::warn, Fault::configuration, "nccl_version", "NCCL", nccl_library, "does not load or has no ncclGetVersion",
+                   "an NCCL library", "give --nccl-library the path of the node's libnccl.so.2"});
+  else if (facts.nccl_version.empty())
     out.push_back({Severity::warn, Fault::configuration, "nccl_version", "NCCL", "libnccl.so.2", "not found",
                    "in " + facts.lib_dir + " or the loader's path",
                    "jobs bring their own NCCL, or install it (the version is not checked)"});

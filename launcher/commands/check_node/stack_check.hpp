@@ -25,7 +25,10 @@ struct StackFacts {
 std::string nccl_version_text(int code);
 
 // Findings go to `out`; what was measured is returned for the report and the fleet comparison.
-StackFacts check_stack(const Expectations& expected, const PluginConfig& config, bool check_rxdm, std::vector<Finding>& out);
+// nccl_library: the NCCL to ask for its version (check-node --nccl-library); empty: the lib dir's,
+// else the loader's.
+StackFacts check_stack(const Expectations& expected, const PluginConfig& config, bool check_rxdm, std::vector<Finding>& out,
+                       const std::string& nccl_library = "");
 
 // The aperture directory rule alone: missing or empty is a finding (slurmd started before udev
 // populated it, which the A3 Mega blueprint guards against).

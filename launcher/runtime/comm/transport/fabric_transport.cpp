@@ -223,10 +223,14 @@ class FabricTransport final : public Transport {
       const auto fields = split(names[static_cast<std::size_t>(r)], ' ');
       const bool local = two_links && hosts_[static_cast<std::size_t>(r)] == hosts_[static_cast<std::size_t>(rank_)];
       const std::size_t which = local ? 1 : 0;
-      if (fields.size() < 2 * (which + 1) || fields[2 * which] != links_[which]->provider())
-        throw CommError("libfabric: " + who(r) + " uses provider " + std::string(fields.size() > 2 * which ? fields[2 * which] : "?") +
-                        ", " + who(rank_) + " uses " + links_[which]->provider() +
+      if (fields.size() < 2 * (which + 1) || fields[2 * which] != links_[which]->provider()) {
+        // The lower rank named first: whichever of the two reports, the message is the same.
+        const std::string theirs(fields.size() > 2 * which ? fields[2 * which] : "?"), ours = links_[which]->provider();
+        const bool they_first = r < rank_;
+        throw CommError("libfabric: " + who(they_first ? r : rank_) + " uses provider " + (they_first ? theirs : ours) + ", " +
+                        who(they_first ? rank_ : r) + " uses " + (they_first ? ours : theirs) +
                         " (different libfabric installs?); set the same FI_PROVIDER for every rank");
+      }
       const auto address = from_hex(std::string(fields[2 * which + 1]));
       Peer& peer = peers_[static_cast<std::size_t>(r)];
       peer.link = links_[which].get();
