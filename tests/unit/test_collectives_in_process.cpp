@@ -653,16 +653,20 @@ TEST_CASE("an abort while no call runs, or one that ends its call in time, is le
   std::atomic<int> reports{0};
   StuckCallPolicy stuck;
   stuck.abort = abort;
-  stuck.grace = std::chrono::milliseconds(200);
+  // The transport ends its call after 100 ms, the grace is ten times that: the call ends in time even
+  // on a slow machine (a 200 ms grace was missed under qemu-user on a loaded host).
+  stuck.grace = std::chrono::milliseconds(1000);
   stuck.on_stuck = [&](const std::string&) { ++reports; };
   auto transports = make_thread_transports(2, std::chrono::milliseconds(100));
   auto comm = make_host_communicator(std::move(transports[0]), "threads", {}, stuck);  // rank 1 never takes part
   abort->raise("rank 1 on host-b is gone");
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   std::vector<std::int64_t> large(1 << 17, 1);
+  const auto started = std::chrono::steady_clock::now();
   auto request = comm->all_reduce(large.data(), large.data(), large.size(), DataType::int64, ReduceOp::sum);
   CHECK_THROWS(request->wait());  // the thread transport's own check ends it
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // Past the moment a report would have come, for the idle abort and for the call alike.
+  std::this_thread::sleep_until(started + stuck.grace + std::chrono::milliseconds(300));
   CHECK(reports == 0);
 }
 
