@@ -11,14 +11,15 @@
 # 2. configures the preset arm64-cross (cmake/toolchains/aarch64-linux-gnu.cmake; CUDA off,
 #    warnings are errors), builds core, plugin, launcher and the tests (--plugin-only: core and
 #    spank_gpudirect.so), and runs ctest -L unit under qemu-aarch64 (CMAKE_CROSSCOMPILING_EMULATOR),
-#    15 s per entry: entries whose threads wait on each other hang under qemu (docs/testing.md).
+#    300 s per entry, without the exhaustive collectives case (every algorithm at 1..8 ranks, every
+#    type and op: 40 s natively, over 20 min under qemu); CTEST_ARGS after -- replace that choice.
 # 3. --deb: builds the arm64 .deb with CPack (build/arm64-cross/gpudirect-slurm_*_arm64.deb).
 # Prints each step with its time; exit status 1 when a step or a test failed. --jobs defaults to 2.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 install=1 plugin_only=0 tests=1 deb=0 jobs=2
-ctest_args=()
+ctest_args=(-E "at 1\.\.8 ranks")
 while [ $# -gt 0 ]; do
   case "$1" in
     -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -87,7 +88,7 @@ if [ "$tests" = 1 ] && [ "$plugin_only" = 0 ]; then
   command -v qemu-aarch64 >/dev/null || die "no qemu-aarch64: install qemu-user (drop --no-install)"
   step "running ctest -L unit under qemu-aarch64 ${ctest_args[*]}"
   test_start=$(date +%s)
-  ctest --preset arm64-cross -L unit -j "$jobs" --timeout 15 "${ctest_args[@]}" >"$build.ctest.log" 2>&1 || status=1
+  ctest --preset arm64-cross -L unit -j "$jobs" --timeout 300 "${ctest_args[@]}" >"$build.ctest.log" 2>&1 || status=1
   summary=$(grep -E 'tests passed|tests failed' "$build.ctest.log" | tail -1)
   step "unit tests in $(($(date +%s) - test_start)) s: ${summary:-no summary (see $build.ctest.log)}"
   if [ "$status" != 0 ]; then
