@@ -85,6 +85,17 @@ verdict_nodes() { printf '%s\n' "$1" | awk -v v="$2" '$3 == v {print $1}' | tr '
 # in_service_nodes: the nodes Slurm would give a job (not drained, down or failing), space separated
 in_service_nodes() { sinfo -h -N -o '%N %T' | awk '$2 ~ /^(idle|mixed|allocated|completing)$/ {print $1}' | sort -uV | tr '\n' ' '; }
 skip() { skipped=$((skipped + 1)); echo "SKIP: $1"; }
+# Waits up to 60 s until slurmctld has every node responding again (no '*' in sinfo's state): seen
+# once in a fresh Debian 12 root on a loaded machine, six nodes 'idle*' a few seconds after they were
+# resumed, and a sweep then skipped them.
+wait_nodes_responding() {
+  local _
+  for _ in $(seq 300); do
+    grep -q '\*' < <(sinfo -h -N -o '%T') || return 0
+    sleep 0.2
+  done
+  echo "nodes still not responding after 60 s: $(sinfo -h -N -o '%N %T' | grep '\*' | tr '\n' ' ')"
+}
 summary() {
   echo "$passed passed, $failed failed$([ "$skipped" -eq 0 ] || echo ", $skipped skipped (no gpudirect-launch)")"
   [ "$failed" -eq 0 ]

@@ -76,6 +76,7 @@ expect_eq "stack as it should be: exit 0" "0" "$rc"
 expect_eq "JSON: ok, the net plugin that loaded" "true $LIB_DIR/libnccl-net.so" \
   "$(python3 -c 'import json, sys; r = json.load(sys.stdin); print(str(r["ok"]).lower(), r["facts"]["net_plugin"])' <<<"$out")"
 
+wait_nodes_responding
 # 3b. health --node-check: check-node on every node first; the failing node is named, left out of
 # the pairs and drained with check-node's reason; a node with another driver is named as the odd one out.
 echo "gpu 1 ecc_volatile 1" >>"$CLUSTER_DIR/node/node3/nvml.conf"
