@@ -5,6 +5,8 @@
 // (cpu/attention.cpp). T != hs and B, NH > 1, so a swapped operand, size or stride fails.
 #include <catch2/catch.hpp>
 
+#include "host_gemm.hpp"
+
 #include "train/cpu/attention.hpp"
 #include "train/cuda/attention_math.hpp"
 #include "train/cuda/attention_plan.hpp"
@@ -23,21 +25,9 @@ using HostOperands = AttentionOperands<float>;
 // For each i < batch: C_i (m x n, column-major, ldc) = op(A_i) op(B_i), overwritten, as
 // cublasGemmStridedBatchedEx with alpha 1 and beta 0; X_i starts stride_x elements after X_{i-1}.
 void host_batched_gemm(const BatchedGemmPlan& p, const HostOperands& operands, float* c) {
-  for (int i = 0; i < p.batch; ++i) {
-    const float* a = operands[p.a] + i * p.stride_a;
-    const float* b = operands[p.b] + i * p.stride_b;
-    float* ci = c + i * p.stride_c;
-    for (int col = 0; col < p.n; ++col)
-      for (int row = 0; row < p.m; ++row) {
-        double sum = 0;
-        for (int q = 0; q < p.k; ++q) {
-          const float x = p.transpose_a ? a[q + static_cast<std::size_t>(row) * p.lda] : a[row + static_cast<std::size_t>(q) * p.lda];
-          const float y = p.transpose_b ? b[col + static_cast<std::size_t>(q) * p.ldb] : b[q + static_cast<std::size_t>(col) * p.ldb];
-          sum += static_cast<double>(x) * y;
-        }
-        ci[row + static_cast<std::size_t>(col) * p.ldc] = static_cast<float>(sum);
-      }
-  }
+  for (int i = 0; i < p.batch; ++i)
+    gpudirect::testing::host_gemm(p.transpose_a, p.transpose_b, p.m, p.n, p.k, operands[p.a] + i * p.stride_a, p.lda,
+                                  operands[p.b] + i * p.stride_b, p.ldb, 0.0f, c + i * p.stride_c, p.ldc);
 }
 
 // to_heads_kernel / from_heads_kernel: `parts` head-major copies, one after another, of channel
