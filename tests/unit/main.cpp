@@ -1,6 +1,8 @@
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
+#include "gpudirect/hwloc_plugins.hpp"
+
 #include <hwloc.h>
 
 namespace {
@@ -10,8 +12,12 @@ hwloc_topology_t keep_plugins_loaded = nullptr;  // a global, so LeakSanitizer s
 int main(int argc, char* argv[]) {
   // hwloc unloads its plugins (libhwloc-plugins: the PCI component) when the last topology is
   // destroyed, and the PCI component's global allocations then become unreachable: LeakSanitizer
-  // reports them from an "<unknown module>". Keeping one topology for the whole test process keeps
-  // the plugins loaded, so the leak report shows only our own leaks.
+  // reports them from an "<unknown module>". core keeps one topology until its static destructors
+  // run; this one, never destroyed, keeps the plugins loaded past them, so the leak report shows only
+  // our own leaks. core loads the plugins first, so the tests get the same plugins as the product
+  // (before, this topology loaded all of them: with hwloc_gl's X11 libraries, LeakSanitizer's tracer
+  // crashed at exit in the live-topology case).
+  gpudirect::keep_hwloc_plugins_loaded();
   if (hwloc_topology_init(&keep_plugins_loaded) != 0) keep_plugins_loaded = nullptr;
   return Catch::Session().run(argc, argv);  // keep_plugins_loaded is never destroyed: see above
 }

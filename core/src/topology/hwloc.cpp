@@ -1,5 +1,6 @@
 // Topology from hwloc: live discovery or an hwloc XML file, one code path for both.
 #include "gpudirect/topology_sources.hpp"
+#include "gpudirect/hwloc_plugins.hpp"
 #include "topology/xml.hpp"
 #include "gpudirect/text.hpp"
 
@@ -179,6 +180,8 @@ std::string export_xml(hwloc_topology_t raw) {
 // first topology is created (this one); it is set only for that moment, unless the admin set it.
 constexpr const char* kUnneededHwlocPlugins = "hwloc_xml_libxml,hwloc_gl,hwloc_opencl,hwloc_cuda,hwloc_nvml,hwloc_rsmi,hwloc_levelzero";
 
+}  // namespace
+
 void keep_hwloc_plugins_loaded() {
   struct Pin {
     hwloc_topology_t topology = nullptr;
@@ -196,8 +199,6 @@ void keep_hwloc_plugins_loaded() {
   };
   static const Pin pin;
 }
-
-}  // namespace
 
 namespace topology_xml {
 
