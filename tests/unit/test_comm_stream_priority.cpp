@@ -24,7 +24,7 @@ TEST_CASE("NCCL stream priority: --nccl-high-priority is a switch of the CUDA ru
   using namespace gpudirect::launcher::train_command;
   TrainOptions o;
   CHECK_FALSE(speed_for(o, true, "").nccl_high_priority);
-  o.nccl_high_priority = true;
+  o.speed.nccl_high_priority = true;
   CHECK(speed_for(o, true, "").nccl_high_priority);
   CHECK_THROWS_WITH(speed_for(o, false, ""), Catch::Contains("--nccl-high-priority is a switch of the CUDA model"));
 }

@@ -3,6 +3,9 @@
 // defaults follow --help (min lr lr/10, warmup 10% of the schedule up to 100 steps, length --steps).
 #include <catch2/catch.hpp>
 
+#include <set>
+#include <string>
+
 #include "train/train_options.hpp"
 
 using namespace gpudirect::launcher;
@@ -91,11 +94,31 @@ TEST_CASE("train options: --attention defaults to the reference kernels, tensor-
 TEST_CASE("train options: the CUDA fast paths are off by default and refused on the CPU model", "[train][command]") {
   TrainOptions o;
   CHECK(gpudirect::train::cuda::speed_names(speed_for(o, false, "")) == "none");
-  o.pad_vocab = true;
+  o.speed.pad_vocab = true;
   CHECK(speed_for(o, true, "").pad_vocab);
-  o.multi_tensor_adamw = true;
+  o.speed.multi_tensor_adamw = true;
   CHECK(speed_for(o, true, "").multi_tensor_adamw);
   CHECK(gpudirect::train::cuda::speed_names(speed_for(o, true, "")) == "pad-vocab, multi-tensor-adamw");
   CHECK_THROWS_WITH(speed_for(o, false, "no CUDA device"),
                     Catch::Contains("--pad-vocab is a switch of the CUDA model") && Catch::Contains("(no CUDA device)"));
+}
+
+TEST_CASE("train options: each fast path is one row of kSpeedSwitches: set alone, named alone, refused alone on the CPU model",
+          "[train][command]") {
+  using gpudirect::train::cuda::kSpeedSwitches;
+  using gpudirect::train::cuda::speed_names;
+  std::set<std::string> names;
+  TrainOptions all;
+  for (const auto& s : kSpeedSwitches) {
+    CAPTURE(s.name);
+    CHECK(names.insert(s.name).second);
+    CHECK(std::string(s.help).starts_with("CUDA model: "));
+    TrainOptions o;
+    o.speed.*s.on = true;
+    all.speed.*s.on = true;
+    CHECK(speed_names(speed_for(o, true, "")) == s.name);  // a row pointing at another's member names that one
+    CHECK_THROWS_WITH(speed_for(o, false, ""), Catch::Contains(std::string("--") + s.name + " is a switch of the CUDA model"));
+  }
+  CHECK(speed_names(all.speed) ==
+        "pad-vocab, multi-tensor-adamw, vector-loads, nccl-high-priority, recompute, layernorm-all-sms, fused-classifier, gemm-epilogues");
 }

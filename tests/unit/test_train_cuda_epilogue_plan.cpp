@@ -159,7 +159,7 @@ TEST_CASE("gemm epilogues: the memory plan drops the GELU-gradient buffer and co
 
   using namespace gpudirect::launcher::train_command;
   TrainOptions o;
-  o.gemm_epilogues = true;
+  o.speed.gemm_epilogues = true;
   CHECK(speed_for(o, true, "").gemm_epilogues);
   CHECK_THROWS_WITH(speed_for(o, false, ""), Catch::Contains("--gemm-epilogues is a switch of the CUDA model"));
 }

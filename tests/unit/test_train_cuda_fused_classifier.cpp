@@ -132,7 +132,7 @@ TEST_CASE("fused classifier: no fp32 logits in the memory plan, and a switch of 
   CHECK(a.logits - b.logits == 4ull * 4 * 1024 * 50257);
   using namespace gpudirect::launcher::train_command;
   TrainOptions o;
-  o.fused_classifier = true;
+  o.speed.fused_classifier = true;
   CHECK(speed_for(o, true, "").fused_classifier);
   CHECK_THROWS_WITH(speed_for(o, false, ""), Catch::Contains("--fused-classifier is a switch of the CUDA model"));
 }

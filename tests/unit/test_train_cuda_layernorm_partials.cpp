@@ -194,7 +194,7 @@ TEST_CASE("layernorm all SMs: --layernorm-all-sms is a switch of the CUDA model 
   using namespace gpudirect::launcher::train_command;
   TrainOptions o;
   CHECK_FALSE(speed_for(o, true, "").layernorm_all_sms);
-  o.layernorm_all_sms = true;
+  o.speed.layernorm_all_sms = true;
   CHECK(speed_for(o, true, "").layernorm_all_sms);
   CHECK_THROWS_WITH(speed_for(o, false, ""), Catch::Contains("--layernorm-all-sms is a switch of the CUDA model"));
 }

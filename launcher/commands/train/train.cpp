@@ -179,30 +179,7 @@ void register_train(CLI::App& app, CommandContext& context) {
                   "tensor-core (cuBLAS strided-batched bf16 GEMMs with fp32 accumulation for q k^T and p v and their backward, a "
                   "fused causal softmax, B x heads x T x T bf16 probabilities kept per layer: see the memory plan). Neither has run "
                   "on a GPU yet, so the default stays reference until the GPU check has compared the two (default reference)");
-  cmd->add_flag("--pad-vocab", o->pad_vocab,
-                "CUDA model: pad the logits rows to a multiple of 128 columns (50257 -> 50304 for GPT-2), so every row is "
-                "256-byte aligned or more; the padded columns are never written or read (not yet run on a GPU)");
-  cmd->add_flag("--multi-tensor-adamw", o->multi_tensor_adamw,
-                "CUDA model: one AdamW launch over every piece of the parameter buffer this rank owns, in place of one per tensor "
-                "(not yet run on a GPU)");
-  cmd->add_flag("--vector-loads", o->vector_loads,
-                "CUDA model: GELU, the residual add and fp32 -> bf16 move 16 bytes per load and store (8 bf16 or 4 fp32) with a "
-                "scalar tail, where the buffers are 16-byte aligned (not yet run on a GPU)");
-  cmd->add_flag("--nccl-high-priority", o->nccl_high_priority,
-                "CUDA model: NCCL's CUDA stream at the GPU's greatest stream priority, so the gradient collectives' kernels are "
-                "scheduled ahead of backward's (not yet run on a GPU)");
-  cmd->add_flag("--recompute", o->recompute,
-                "CUDA model: keep only each block's input and one block's activations, and run each block's forward again in "
-                "backward (each block's forward computed twice; the memory plan shows what it saves; not yet run on a GPU)");
-  cmd->add_flag("--layernorm-all-sms", o->layernorm_all_sms,
-                "CUDA model: layernorm backward's weight and bias gradients over column blocks x row chunks, partial sums in "
-                "scratch added in a fixed order by a second pass, no atomics (not yet run on a GPU)");
-  cmd->add_flag("--fused-classifier", o->fused_classifier,
-                "CUDA model: bf16 logits (no fp32 logits buffer), and the softmax, loss and gradient in place in one kernel per row "
-                "(not yet run on a GPU)");
-  cmd->add_flag("--gemm-epilogues", o->gemm_epilogues,
-                "CUDA model: the biases and the MLP's GELU (forward and backward) in cuBLASLt's GEMM epilogues instead of separate "
-                "kernels; needs a width that is a multiple of 8 (not yet run on a GPU)");
+  for (const train::cuda::SpeedSwitch& s : train::cuda::kSpeedSwitches) cmd->add_flag(std::string("--") + s.name, o->speed.*s.on, s.help);
   cmd->add_option("-J,--json", o->json, "write one JSON object per line: start, every step, summary (rank 0; appended on --resume)");
   cmd->add_option("--metrics-file", o->metrics_file,
                   "rank 0 writes loss, step time, tokens/s, MFU and the straggler in the Prometheus text format for node_exporter's "

@@ -27,20 +27,11 @@ train::cuda::AttentionKind attention_for(const TrainOptions& o, bool use_cuda, c
 }
 
 train::cuda::SpeedOptions speed_for(const TrainOptions& o, bool use_cuda, const std::string& backend_reason) {
-  train::cuda::SpeedOptions speed;
-  speed.pad_vocab = o.pad_vocab;
-  speed.multi_tensor_adamw = o.multi_tensor_adamw;
-  speed.vector_loads = o.vector_loads;
-  speed.nccl_high_priority = o.nccl_high_priority;
-  speed.recompute = o.recompute;
-  speed.layernorm_all_sms = o.layernorm_all_sms;
-  speed.fused_classifier = o.fused_classifier;
-  speed.gemm_epilogues = o.gemm_epilogues;
-  const std::string names = train::cuda::speed_names(speed);
+  const std::string names = train::cuda::speed_names(o.speed);
   if (names != "none" && !use_cuda)
     throw UsageError("--" + names.substr(0, names.find(',')) + " is a switch of the CUDA model, and this run uses the CPU model" +
                      (backend_reason.empty() ? std::string() : " (" + backend_reason + ")") + ": pass --backend nccl on a GPU node");
-  return speed;
+  return o.speed;
 }
 
 train::GptConfig build_config(const TrainOptions& o) {

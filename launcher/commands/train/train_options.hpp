@@ -29,15 +29,8 @@ struct TrainOptions {
   int threads = 0;
   std::string backend = "auto";
   std::string attention = "reference";
-  // The CUDA model's fast paths (speed_for, speed_options.hpp).
-  bool pad_vocab = false;
-  bool multi_tensor_adamw = false;
-  bool vector_loads = false;
-  bool nccl_high_priority = false;
-  bool recompute = false;
-  bool layernorm_all_sms = false;
-  bool fused_classifier = false;
-  bool gemm_epilogues = false;
+  // The CUDA model's fast paths, one flag each (kSpeedSwitches, speed_options.hpp); speed_for checks them.
+  train::cuda::SpeedOptions speed;
   std::string json, metrics_file;
   double peak_tflops = 0;
   double bucket_mib = 25, first_bucket_mib = 1;

@@ -4,6 +4,7 @@
 // and the host tests see them in any build. NONE OF THESE HAS RUN ON A GPU YET.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <string>
 
@@ -56,6 +57,17 @@ inline constexpr std::size_t kVocabPadding = 128;
 constexpr std::size_t logits_stride(std::size_t vocab, const SpeedOptions& speed) {
   return speed.pad_vocab ? (vocab + kVocabPadding - 1) / kVocabPadding * kVocabPadding : vocab;
 }
+
+// Each switch once: its member, its name on the command line (without "--") and its --help text. The
+// train command registers its flags from this table and speed_names reads it, so a switch added here
+// is a flag, is named in the run's header and in refusals, with nothing else to keep in step.
+struct SpeedSwitch {
+  using Member = bool SpeedOptions::*;  // an alias: nvcc's front end turns the plain declarator into one GCC warns of
+  Member on;
+  const char* name;
+  const char* help;
+};
+extern const std::array<SpeedSwitch, 8> kSpeedSwitches;
 
 // The switches that are on, as the command line spells them ("pad-vocab, ..."), or "none".
 std::string speed_names(const SpeedOptions& speed);
