@@ -154,11 +154,12 @@ std::vector<int> same_domain_nics(const Topology& topology, const std::vector<in
   std::vector<int> same;
   bool other_domain = false;
   for (int n : pool) {
-    const auto& address = topology.nics[static_cast<std::size_t>(n)].address;
-    if (address && address->domain == domain)
+    const Nic& nic = topology.nics[static_cast<std::size_t>(n)];
+    const std::optional<unsigned> nic_domain = nic.address ? std::optional(nic.address->domain) : nic.pci_domain;
+    if (nic_domain == domain)
       same.push_back(n);
     else
-      other_domain = other_domain || address.has_value();
+      other_domain = other_domain || nic_domain.has_value();
   }
   return other_domain ? same : std::vector<int>{};
 }

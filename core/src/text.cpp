@@ -123,6 +123,32 @@ bool is_path_within(std::string_view path, std::string_view dir) {
   return path == dir || (path.size() > dir.size() && path.starts_with(dir) && path[dir.size()] == '/');
 }
 
+bool natural_less(std::string_view a, std::string_view b) {
+  const auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (is_digit(a[i]) && is_digit(b[j])) {
+      std::size_t ia = i, jb = j;
+      while (ia < a.size() && is_digit(a[ia])) ++ia;
+      while (jb < b.size() && is_digit(b[jb])) ++jb;
+      std::string_view x = a.substr(i, ia - i), y = b.substr(j, jb - j);
+      const std::size_t x_zeros = x.find_first_not_of('0'), y_zeros = y.find_first_not_of('0');
+      const std::string_view xv = x_zeros == std::string_view::npos ? "" : x.substr(x_zeros);
+      const std::string_view yv = y_zeros == std::string_view::npos ? "" : y.substr(y_zeros);
+      if (xv.size() != yv.size()) return xv.size() < yv.size();  // no overflow however long the run
+      if (xv != yv) return xv < yv;
+      if (x.size() != y.size()) return x.size() > y.size();
+      i = ia;
+      j = jb;
+    } else {
+      if (a[i] != b[j]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[j]);
+      ++i;
+      ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
+}
+
 std::string quote_bounded(std::string_view value, std::size_t max_bytes) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;

@@ -103,3 +103,15 @@ TEST_CASE("xml_escaped: entities, character references for tab and line breaks, 
                                            3)) == "a b");
   CHECK(gpudirect::xml_escaped("node7 \xc3\xa9") == "node7 \xc3\xa9");  // UTF-8 passes through
 }
+
+TEST_CASE("natural_less counts digit runs as numbers", "[text]") {
+  CHECK(natural_less("mlx5_9", "mlx5_10"));
+  CHECK_FALSE(natural_less("mlx5_10", "mlx5_9"));
+  CHECK(natural_less("eth2", "eth10"));
+  CHECK(natural_less("mlx5_4", "mlx5_bond_0"));  // '4' < 'b' where a digit meets a letter
+  CHECK(natural_less("eth", "eth0"));
+  CHECK_FALSE(natural_less("eth0", "eth0"));
+  CHECK(natural_less("eth007", "eth7"));  // equal numbers: more leading zeros first, so a strict order
+  CHECK_FALSE(natural_less("eth7", "eth007"));
+  CHECK(natural_less("n99999999999999999999999", "n100000000000000000000000"));  // longer than any integer type
+}

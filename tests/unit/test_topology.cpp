@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -382,6 +383,61 @@ TEST_CASE("NCCL XML: NICs with no PCI function under <cpu>, numaid -1, <net> wit
   const TempFile nameless("nameless-net.nccl.xml",
                           "<system version=\"1\"><cpu numaid=\"0\" affinity=\"3\">\n<nic><net dev=\"0\"/></nic></cpu></system>\n");
   CHECK_THROWS_WITH(load_nccl_topology_xml(nameless.path()), Catch::Contains(nameless.path() + ": line 2: <net> has no name attribute"));
+}
+
+TEST_CASE("NCCL XML: HCAs behind a VM's host bridge, ports of one guid, a dump that fuses several hosts", "[topology]") {
+  // A B200 VM (tests/fixtures/real/nccl/modal-gvisor-b200-vm.xml): NCCL found no PCI function for the
+  // HCAs and lists them in one <nic> inside the host bridge of their PCI domain.
+  const TempFile vm("bridge-nics.nccl.xml", R"(<system version="1">
+  <cpu numaid="0" affinity="0000000f" arch="x86_64">
+    <pci busid="0000:00:00.0" class="0x060000" link_speed="" link_width="0">
+      <nic>
+        <net name="mlx5_0" port="1" speed="100000" guid="0xaa"/>
+        <net name="mlx5_1" port="2" speed="100000" guid="0xaa"/>
+        <net name="mlx5_4" port="5" speed="200000" guid="0xbb"/>
+      </nic>
+    </pci>
+    <pci busid="0002:00:00.0" class="0x060000">
+      <nic>
+        <net name="mlx5_5" speed="400000" guid="0x15"/>
+        <net name="mlx5_6" speed="400000" guid="0x16"/>
+      </nic>
+    </pci>
+    <pci busid="0002:00:01.0" class="0x030200" vendor="0x10de"><gpu dev="0"/></pci>
+    <pci busid="0002:00:02.0" class="0x030200" vendor="0x10de"><gpu dev="1"/></pci>
+  </cpu>
+</system>
+)");
+  const Topology t = load_nccl_topology_xml(vm.path());
+  REQUIRE(t.nics.size() == 4);  // mlx5_0 and mlx5_1 share a guid: two ports of one HCA
+  CHECK(nic_label(t.nics[0]) == "mlx5_0");
+  CHECK(nic_label(t.nics[1]) == "mlx5_4");
+  CHECK(nic_label(t.nics[2]) == "mlx5_5");
+  CHECK(nic_label(t.nics[3]) == "mlx5_6");
+  for (const Nic& nic : t.nics) {
+    CHECK(!nic.address);
+    CHECK(nic.kind == NicKind::rdma);
+  }
+  CHECK(t.nics[0].pci_domain == 0u);
+  CHECK(t.nics[2].pci_domain == 2u);
+  CHECK(path_text(t.nics[2].switch_path) == std::vector<std::string>{"0002:00:00.0"});
+  // The 100G HCA is a quarter of the 400G ones; the data NICs (200G in 0000, 400G in 0002) span two
+  // domains, so each GPU takes an HCA of its own domain, one each.
+  const NodePlan plan = plan_node(t);
+  CHECK(plan.gpus[0].nics == std::vector<int>{2});
+  CHECK(plan.gpus[1].nics == std::vector<int>{3});
+  CHECK_THAT(plan.gpus[0].nic_note, Catch::Contains("PCI domain 0002"));
+
+  // A GB300 NVL72 dump with multi-node NVLink: every host's <cpu>s, the same bus ids in each.
+  const char* host_cpu = R"(<cpu host_hash="%s" numaid="0" affinity="3" arch="arm64">
+    <pci busid="0008:06:00.0" class="0x030200" vendor="0x10de"><gpu dev="0"/></pci></cpu>)";
+  char first[512], second[512];
+  std::snprintf(first, sizeof first, host_cpu, "0xa1");
+  std::snprintf(second, sizeof second, host_cpu, "0xb2");
+  const TempFile fused("fused.nccl.xml", std::string("<system version=\"1\">") + first + second + "</system>\n");
+  const Topology f = load_nccl_topology_xml(fused.path());
+  CHECK(f.gpus.size() == 1);
+  CHECK_THAT(f.source, Catch::EndsWith("(the first of 2 hosts the file fuses: host_hash 0xa1)"));
 }
 
 TEST_CASE("NCCL XML without <cpu>, with entities or duplicate devices is refused", "[topology]") {

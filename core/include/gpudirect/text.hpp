@@ -44,6 +44,10 @@ std::optional<std::pair<double, std::string_view>> parse_number_prefix(std::stri
 // "... (N bytes)" when it was longer. "tcp\nx" -> "tcp\x0ax".
 std::string quote_bounded(std::string_view value, std::size_t max_bytes = 64);
 
+// Names in the order a person counts them: runs of digits compare as numbers, the rest byte by byte
+// ("mlx5_9" < "mlx5_10", "eth2" < "eth10"; equal numbers with more leading zeros first).
+bool natural_less(std::string_view a, std::string_view b);
+
 // Whether `path` is `dir` or a path below it, by text: "/a/b" is within "/a", "/ab" is not.
 bool is_path_within(std::string_view path, std::string_view dir);
 

@@ -40,6 +40,9 @@ struct Nic {
   // Empty for a NIC with no PCI function of its own: NCCL lists such (virtual) NICs in a <nic>
   // directly under a <cpu>. They are local to that CPU's NUMA node and share no PCIe switch.
   std::optional<PciAddress> address;
+  // The PCI domain of a NIC without a function of its own that NCCL lists behind a host bridge (a
+  // cloud VM's HCAs); for any other NIC, address->domain.
+  std::optional<unsigned> pci_domain;
   std::string interface_name;  // "enp6s0", empty if the device has no netdev
   std::string rdma_device;     // "mlx5_0", empty if none
   unsigned pci_class = 0;      // 16-bit class (0x0200 Ethernet, 0x0207 InfiniBand), 0 when unknown

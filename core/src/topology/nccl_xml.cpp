@@ -5,6 +5,7 @@
 //         <pci busid="0000:04:00.0" class="0x030200" vendor="0x10de" device="0x2330"><gpu dev="0"/></pci>
 //         <pci busid="0000:06:00.0" class="0x020000"><nic><net name="enp6s0"/></nic></pci>
 //       <nic><net name="eth1" .../></nic>                            NICs without a PCI function
+//       <pci busid="0002:00:00.0" class="0x060000"><nic><net name="mlx5_5"/>...</nic></pci>   or behind a bridge
 // NCCL writes one <pci> per switch, so switch_path here is the chain of enclosing <pci> elements.
 #include "gpudirect/text.hpp"
 #include "gpudirect/topology_sources.hpp"
@@ -12,7 +13,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 #include <regex>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace gpudirect {
 namespace {
@@ -49,8 +54,20 @@ class NcclReader {
   Topology read(const xmlDoc& doc) {
     const xmlNode* root = xmlDocGetRootElement(&doc);
     bool saw_cpu = false;
+    // NCCL >= 2.19 writes each <cpu>'s host_hash; a dump of a multi-node NVLink domain (GB200/GB300
+    // NVL72) fuses the <cpu>s of every host of the domain into one file. Each host's part is a node:
+    // the first host's is read, the others' devices (the same bus ids again) are skipped, and the
+    // source says so.
+    std::optional<std::string> first_host;
+    std::vector<std::string> other_hosts;
     for (const xmlNode* node = root->children; node; node = node->next) {
       if (is_element(node, "cpu")) {
+        const std::string host(attribute(node, "host_hash").value_or(""));
+        if (!first_host) first_host = host;
+        if (host != *first_host) {
+          if (std::find(other_hosts.begin(), other_hosts.end(), host) == other_hosts.end()) other_hosts.push_back(host);
+          continue;
+        }
         read_cpu(node);
         saw_cpu = true;
       } else {
@@ -58,6 +75,9 @@ class NcclReader {
       }
     }
     if (!saw_cpu) fail(root, "<system> has no <cpu> element; NCCL topology files list devices per <cpu numaid=...>");
+    if (!other_hosts.empty())
+      topology_.source +=
+          " (the first of " + std::to_string(other_hosts.size() + 1) + " hosts the file fuses: host_hash " + *first_host + ")";
     finalize_topology(topology_);
     return std::move(topology_);
   }
@@ -114,7 +134,7 @@ class NcclReader {
       if (is_element(node, "pci"))
         read_pci(node, place);
       else if (is_element(node, "nic"))
-        read_virtual_nics(node, place);
+        read_nics_without_function(node, place, std::nullopt);
       else
         reject_misplaced_devices(node, "<cpu>");
     }
@@ -128,16 +148,29 @@ class NcclReader {
       fail(node, std::string("<") + reinterpret_cast<const char*>(node->name) + "> inside " + parent + " is outside any <cpu>");
   }
 
-  // NCCL puts NICs that have no PCI device (virtual NICs of cloud VMs) in one <nic> under the
-  // first <cpu>, a <net> each: each is its own NIC, local to that CPU and on no PCIe switch.
-  void read_virtual_nics(const xmlNode* nic_element, const Place& place) {
+  // NICs NCCL found no PCI function for, in one <nic>, a <net> each: the virtual NICs of cloud VMs
+  // directly under a <cpu> (local to it, on no switch), or a VM's HCAs under the host bridge they sit
+  // behind (a B200 VM: several HCAs per bridge; then `domain` is the bridge's PCI domain). <net>s
+  // with one guid are ports of one HCA, hence one NIC.
+  void read_nics_without_function(const xmlNode* nic_element, const Place& place, std::optional<unsigned> domain) {
+    std::vector<std::pair<std::string, std::size_t>> by_guid;  // guid -> index in topology_.nics
     for (const xmlNode* net = nic_element->children; net; net = net->next) {
       if (!is_element(net, "net")) continue;
       const std::string name = net_name(net);
       if (is_virtual_interface(name)) continue;
+      const std::string guid(attribute(net, "guid").value_or(""));
+      const auto same_hca = std::find_if(by_guid.begin(), by_guid.end(), [&](const auto& seen) { return seen.first == guid; });
+      if (!guid.empty() && same_hca != by_guid.end()) {
+        Nic& nic = topology_.nics[same_hca->second];
+        nic.port_speed_gbps = std::max(nic.port_speed_gbps, port_speed(net));
+        continue;
+      }
+      if (!guid.empty()) by_guid.emplace_back(guid, topology_.nics.size());
       Nic nic;
+      nic.pci_domain = domain;
       nic.numa_node = place.numa_node;
       nic.local_cpus = place.cpus;
+      nic.switch_path = place.switches;
       nic.port_speed_gbps = port_speed(net);
       (is_rdma_name(name, 0, 0) ? nic.rdma_device : nic.interface_name) = name;
       topology_.nics.push_back(std::move(nic));
@@ -194,6 +227,13 @@ class NcclReader {
       gpu.local_cpus = place.cpus;
       gpu.switch_path = place.switches;
       topology_.gpus.push_back(std::move(gpu));
+    } else if (nic_element && (pci_class >> 8) == 0x06) {
+      // A <nic> inside a bridge (class 0x06xx): NICs whose own function NCCL did not find, behind it.
+      Place below = place;
+      below.switches.push_back(address);
+      read_nics_without_function(nic_element, below, address.domain);
+      for (const xmlNode* child = node->children; child; child = child->next)
+        if (is_element(child, "pci")) read_pci(child, below);
     } else if (nic_element || is_network_class(pci_class)) {
       Nic nic;
       nic.address = address;

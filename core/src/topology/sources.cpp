@@ -3,6 +3,7 @@
 #include "gpudirect/topology_sources.hpp"
 
 #include "gpudirect/nic_kind.hpp"
+#include "gpudirect/text.hpp"
 #include "topology/xml.hpp"
 
 #include <algorithm>
@@ -27,10 +28,12 @@ bool is_network_class(unsigned pci_class) {
 }
 
 void finalize_topology(Topology& topology) {
-  // NICs without a PCI function go last, by name: the order NCCL lists its virtual NICs in.
+  // NICs without a PCI function go last, by name counted as a person counts (mlx5_9 before mlx5_10):
+  // the order NCCL lists its virtual NICs in.
   const auto gpu_order = [](const Gpu& x, const Gpu& y) { return x.address < y.address; };
   const auto nic_order = [](const Nic& x, const Nic& y) {
-    return std::tuple(!x.address, x.address, nic_label(x)) < std::tuple(!y.address, y.address, nic_label(y));
+    if (x.address || y.address) return std::tuple(!x.address, x.address, nic_label(x)) < std::tuple(!y.address, y.address, nic_label(y));
+    return natural_less(nic_label(x), nic_label(y));
   };
   std::sort(topology.gpus.begin(), topology.gpus.end(), gpu_order);
   std::sort(topology.nics.begin(), topology.nics.end(), nic_order);
