@@ -135,7 +135,9 @@ rc=$?
 took=$((SECONDS - start))
 expect_eq "a pair over --pair-timeout fails the sweep (suspects, exit 7)" 7 "$rc"
 expect_contains "the pair is reported timed out" "node1      1  suspect   node2 timed out" "$out"
-if [ $took -lt 20 ]; then pass "the hung pair ended the sweep in ${took} s (timeout 4 s + grace)"; else fail "the sweep with a hung pair took ${took} s"; fi
+# srun ends its step on SIGTERM and exits (Slurm 24.11's srun at times ~10 s after its tasks);
+# SIGKILL only after 20 s.
+if [ $took -lt 40 ]; then pass "the hung pair ended the sweep in ${took} s (timeout 4 s + srun's exit)"; else fail "the sweep with a hung pair took ${took} s"; fi
 # srun cancelled its job on SIGTERM: nothing of it still runs or waits (COMPLETING is the cleanup).
 # slurmctld may take a moment to see the cancel through on a loaded machine (seen: RUNNING right
 # after the sweep returned): up to 30 s.

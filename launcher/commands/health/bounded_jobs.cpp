@@ -19,7 +19,10 @@ namespace gpudirect::launcher::health {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr auto kGrace = std::chrono::seconds(5);  // srun's own cancel after SIGTERM, before SIGKILL
+// srun's own cancel after SIGTERM, before SIGKILL. An srun killed before it has released its job
+// leaves the job running until its --time: Slurm 24.11's srun at times takes ~10 s past its last
+// task to exit (measured in a Debian 13 root), so 5 s was too short there.
+constexpr auto kGrace = std::chrono::seconds(20);
 
 volatile std::sig_atomic_t g_interrupted = 0;
 void on_signal(int) { g_interrupted = 1; }
