@@ -19,7 +19,8 @@ cluster up --nodes 1 --plugin "$PLUGIN" --plugin-args "$(base_args)" >/dev/null 
 # A step of this cluster that is still running when the cluster goes down: its slurmstepd must go.
 srun -N1 -n1 sleep 600 &
 srun_pid=$!
-for _ in $(seq 100); do [ "$(squeue -h -t R | wc -l)" -ge 1 ] && pgrep -x slurmstepd >/dev/null && break; sleep 0.1; done
+# Up to 60 s: a loaded machine (a 64-node test beside this one: load average 66) took over 10 s.
+for _ in $(seq 600); do [ "$(squeue -h -t R | wc -l)" -ge 1 ] && pgrep --ns $$ --nslist pid -x slurmstepd >/dev/null && break; sleep 0.1; done
 own=$(pgrep --ns $$ --nslist pid -x slurmstepd)  # this pid namespace's: this cluster's
 [ -n "$own" ] || fail "this cluster's step has a slurmstepd"
 cluster down >/dev/null 2>&1
