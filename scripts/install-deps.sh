@@ -33,7 +33,7 @@ rest=(git slurm-wlm-basic-plugins-dev
   libxml2-utils  # xmllint, which the health tests use
   busybox-static  # the container root file system of the enroot hook's test
   prometheus prometheus-node-exporter  # promtool; the scrape test runs its own of each (the policy-rc.d below keeps the services from starting)
-  clang libclang-rt-dev valgrind  # scripts/fuzz.sh (libFuzzer); the plugin's leak check
+  clang libclang-rt-dev libomp-dev valgrind  # scripts/fuzz.sh (libFuzzer; clang's OpenMP, which the configure checks); the plugin's leak check
   debootstrap  # the release matrix's clean roots (run-tests.sh tests Debian 11's Slurm in one)
   clang-format)  # the style check (.clang-format; clang-format 14 on Debian 12)
 case "$set_name" in
