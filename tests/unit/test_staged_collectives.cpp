@@ -153,7 +153,7 @@ TEST_CASE("a shared segment is mapped by every rank, zeroed, shared, and gone fr
 TEST_CASE("a segment that /dev/shm cannot hold: every rank gets none, with rank 0's reason, and nothing is left", "[staging][store]") {
   const auto before = our_shm_objects();
   std::vector<std::string> errors(2);
-  std::vector<bool> got(2, true);
+  std::vector<char> got(2, 1);  // char, not bool: each rank's thread writes its own element (vector<bool> shares bytes)
   on_store_ranks(2, [&](int r, const gpudirect::bootstrap::LaunchContext&, gpudirect::bootstrap::Store& store) {
     std::string why;
     got[static_cast<std::size_t>(r)] = map_staging_segment(store, r, std::size_t(1) << 50, &why) != nullptr;  // 1 PiB
@@ -167,18 +167,18 @@ TEST_CASE("a segment that /dev/shm cannot hold: every rank gets none, with rank 
 }
 
 TEST_CASE("staging is used when every rank is on one host, not across hosts, not when switched off", "[staging][store]") {
-  std::vector<bool> used(2);
+  std::vector<char> used(2);  // char, not bool: each rank's thread writes its own element
   on_store_ranks(
       2,
       [&](int r, const gpudirect::bootstrap::LaunchContext& context, gpudirect::bootstrap::Store& store) {
         used[static_cast<std::size_t>(r)] = stage_on_one_host(context, store, 5s).collectives != nullptr;
       },
       "samehost");
-  CHECK(used == std::vector<bool>{true, true});
+  CHECK(used == std::vector<char>{1, 1});
   on_store_ranks(2, [&](int r, const gpudirect::bootstrap::LaunchContext& context, gpudirect::bootstrap::Store& store) {
     used[static_cast<std::size_t>(r)] = stage_on_one_host(context, store, 5s).collectives != nullptr;  // host0, host1
   });
-  CHECK(used == std::vector<bool>{false, false});
+  CHECK(used == std::vector<char>{0, 0});
   ::setenv("GPUDIRECT_COMM_STAGING", "0", 1);
   on_store_ranks(
       2,
@@ -187,7 +187,7 @@ TEST_CASE("staging is used when every rank is on one host, not across hosts, not
       },
       "samehost");
   ::unsetenv("GPUDIRECT_COMM_STAGING");
-  CHECK(used == std::vector<bool>{false, false});
+  CHECK(used == std::vector<char>{0, 0});
 }
 
 TEST_CASE("staging layout: each rank touches only its 3n-2 rings, and together the ranks use every ring", "[staging]") {
