@@ -46,6 +46,7 @@ int on_init(spank_t spank, int argc, char** argv);
 int on_option(int val, const char* optarg, int remote);
 int on_user_init(spank_t spank);  // init_post_opt and user_init: prepare_node() in slurmstepd
 int on_task_init(spank_t spank);
+int on_srun_post_opt();  // init_post_opt in srun: the step's rendezvous secret
 
 // The batch script's shell, salloc's interactive step and the extern step are not tasks of a parallel step: binding them
 // would leak GPUDIRECT_* and NCCL_* into every srun environment of the job.

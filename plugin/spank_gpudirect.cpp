@@ -61,7 +61,9 @@ int slurm_spank_init(spank_t spank, int argc, char** argv) {
 }
 
 int slurm_spank_init_post_opt(spank_t spank, int, char**) {
-  return guarded("init_post_opt", [&] { return gpudirect::plugin::on_user_init(spank); });
+  return guarded("init_post_opt", [&] {
+    return spank_context() == S_CTX_LOCAL ? gpudirect::plugin::on_srun_post_opt() : gpudirect::plugin::on_user_init(spank);
+  });
 }
 
 int slurm_spank_user_init(spank_t spank, int, char**) {

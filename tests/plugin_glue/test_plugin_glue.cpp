@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -221,3 +222,26 @@ TEST_CASE("the binding line goes to the user with ',verbose' and to slurmd's log
 
 // An explicit main: Catch2 3 (tests/catch2_compat) has no CATCH_CONFIG_MAIN.
 int main(int argc, char* argv[]) { return Catch::Session().run(argc, argv); }
+
+TEST_CASE("srun's init_post_opt gives every step a fresh rendezvous secret, on or off, and keeps one the user exported", "[plugin_glue]") {
+  const char* name = "GPUDIRECT_RENDEZVOUS_SECRET";
+  const auto srun_post_opt = [&](const char* option) {
+    Plugin plugin({"default=off", "topology=" + kTopology});
+    standin().context = S_CTX_LOCAL;
+    if (option) REQUIRE(plugin.option(option) == 0);
+    REQUIRE(plugin.call("slurm_spank_init_post_opt") == 0);
+    const char* secret = std::getenv(name);
+    return std::string(secret ? secret : "(unset)");
+  };
+  ::unsetenv(name);
+  const std::string first = srun_post_opt(nullptr);
+  CHECK(first.size() == 64);
+  CHECK(first.find_first_not_of("0123456789abcdef") == std::string::npos);
+  ::unsetenv(name);
+  const std::string second = srun_post_opt("tcpxo");
+  CHECK(second.size() == 64);
+  CHECK(second != first);
+  ::setenv(name, "0123456789abcdef0123456789abcdef", 1);
+  CHECK(srun_post_opt("off") == "0123456789abcdef0123456789abcdef");
+  ::unsetenv(name);
+}
