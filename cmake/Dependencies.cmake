@@ -50,7 +50,7 @@ if(NOT GPUDIRECT_BUILD_LAUNCHER)
   return()
 endif()
 # The launcher: CMake 3.25 (the C++20 CUDA setup below; the oldest CMake it is built with), GCC 11, libfabric,
-# nlohmann-json, CLI11, OpenBLAS and OpenMP. Missing ones are named together, with the way out.
+# nlohmann-json, CLI11, OpenBLAS, OpenMP and libcrypto. Missing ones are named together, with the way out.
 set(missing "")
 if(CMAKE_VERSION VERSION_LESS 3.25)
   list(APPEND missing "CMake >= 3.25 (this is ${CMAKE_VERSION})")
@@ -78,6 +78,11 @@ endif()
 find_package(OpenMP COMPONENTS CXX)
 if(NOT OpenMP_CXX_FOUND)
   list(APPEND missing "OpenMP for C++ (GCC's libgomp)")
+endif()
+# The rendezvous handshake: HMAC-SHA256 and a constant-time compare (runtime/bootstrap/rendezvous_auth.cpp).
+find_package(OpenSSL COMPONENTS Crypto)
+if(NOT OpenSSL_FOUND)
+  list(APPEND missing "OpenSSL's libcrypto (libssl-dev)")
 endif()
 if(missing)
   list(JOIN missing ", " missing_text)

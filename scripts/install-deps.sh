@@ -26,7 +26,8 @@ plugin=(build-essential cmake ninja-build pkg-config python3 procps iproute2 uti
   libhwloc-dev hwloc libhwloc-plugins libxml2-dev
   libslurm-dev slurmctld slurmd slurm-client munge)
 launcher=(libfabric-dev libfabric-bin catch2 libcli11-dev nlohmann-json3-dev
-  libopenblas-dev)  # CPU training
+  libopenblas-dev  # CPU training
+  libssl-dev)  # libcrypto: the rendezvous handshake's HMAC-SHA256
 rest=(git slurm-wlm-basic-plugins-dev
   python3-torch python3-matplotlib  # the PyTorch oracle; plots
   python3-yaml lintian  # blueprint checks; the .deb test

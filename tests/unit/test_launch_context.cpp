@@ -96,3 +96,17 @@ TEST_CASE("the rendezvous override HOST:PORT is taken whole or refused", "[launc
     CHECK_THROWS_WITH(gpudirect::bootstrap::parse_host_port(bad, "--rendezvous"), Catch::StartsWith(std::string("--rendezvous ") + bad));
   }
 }
+
+TEST_CASE("the rendezvous secret comes from GPUDIRECT_RENDEZVOUS_SECRET whatever started the rank", "[launch_context]") {
+  const std::string secret = "0123456789abcdef0123456789abcdef";
+  CHECK(context_from_environment(
+            {{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}, {"GPUDIRECT_RENDEZVOUS_SECRET", secret}})
+            .rendezvous_secret == secret);
+  CHECK(context_from_environment({{"GPUDIRECT_LAUNCH_RANK", "0"},
+                                  {"GPUDIRECT_LAUNCH_SIZE", "2"},
+                                  {"GPUDIRECT_LAUNCH_PORT", "5"},
+                                  {"GPUDIRECT_RENDEZVOUS_SECRET", secret}})
+            .rendezvous_secret == secret);
+  CHECK(
+      context_from_environment({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}}).rendezvous_secret.empty());
+}

@@ -1,5 +1,6 @@
 #include "bootstrap/launch_context.hpp"
 
+#include "gpudirect/rendezvous_secret.hpp"
 #include "gpudirect/slurm_step.hpp"
 #include "gpudirect/text.hpp"
 
@@ -64,6 +65,7 @@ LaunchContext context_from_environment(const Env& env) {
     c.origin = "single";
   }
   if (c.local_rank >= c.local_size) c.local_size = c.local_rank + 1;
+  if (const auto* secret = find(env, kRendezvousSecretVariable)) c.rendezvous_secret = *secret;
   return c;
 }
 

@@ -18,6 +18,9 @@ struct LaunchContext {
   std::string rendezvous_host = "127.0.0.1";  // rank 0's host: first host of SLURM_STEP_NODELIST
   int rendezvous_port = 0;
   std::string origin;  // "slurm", "torchrun", "spawn" or "single" for messages
+  // GPUDIRECT_RENDEZVOUS_SECRET as given (hex; "" when unset): every connection to the rendezvous
+  // proves it (store.hpp). Never printed.
+  std::string rendezvous_secret;
 };
 
 // Reads the environment given (a map so tests need not touch the real environment).

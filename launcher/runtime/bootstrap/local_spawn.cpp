@@ -1,5 +1,7 @@
 #include "bootstrap/local_spawn.hpp"
 
+#include "gpudirect/rendezvous_secret.hpp"
+
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -67,6 +69,8 @@ void emit(std::string& buffer, int rank, FILE* stream, bool flush) {
 int spawn_local_ranks(int ranks, const std::vector<std::string>& argv) {
   if (ranks < 1 || ranks > 1024) throw std::invalid_argument("--np must be between 1 and 1024");
   const std::string port = std::to_string(free_local_port());
+  // This run's own rendezvous secret: the ranks prove it to rank 0; no one else has it.
+  const std::string secret = new_rendezvous_secret();
   std::vector<Rank> children(static_cast<std::size_t>(ranks));
   struct sigaction action {};
   action.sa_handler = on_signal;
@@ -84,6 +88,7 @@ int spawn_local_ranks(int ranks, const std::vector<std::string>& argv) {
       ::setenv("GPUDIRECT_LAUNCH_RANK", std::to_string(r).c_str(), 1);
       ::setenv("GPUDIRECT_LAUNCH_SIZE", std::to_string(ranks).c_str(), 1);
       ::setenv("GPUDIRECT_LAUNCH_PORT", port.c_str(), 1);
+      ::setenv(kRendezvousSecretVariable, secret.c_str(), 1);
       std::vector<char*> args;
       for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
       args.push_back(nullptr);

@@ -6,7 +6,8 @@
 
 namespace gpudirect::bootstrap {
 
-// Runs `argv` (without --np) N times with GPUDIRECT_LAUNCH_{RANK,SIZE,PORT} set, prefixes every
+// Runs `argv` (without --np) N times with GPUDIRECT_LAUNCH_{RANK,SIZE,PORT} and a fresh
+// GPUDIRECT_RENDEZVOUS_SECRET (the same for every rank of this run) set, prefixes every
 // output line with "[rank] ", and returns the first failing rank's exit code (0 if all succeed).
 // When one rank fails the others get SIGTERM after a grace period, then SIGKILL: nothing hangs.
 int spawn_local_ranks(int ranks, const std::vector<std::string>& argv);

@@ -13,6 +13,13 @@
 //    rank's connection closes without a goodbye (killed, crashed, exited with an error), rank 0
 //    publishes an abort naming that rank and its host; when rank 0 goes away, every rank sees it.
 //    abort_signal() is raised at once on every rank, and pending store calls fail with PeerFailure.
+//  - Authentication: every connection (requests and liveness alike) first proves the step's secret
+//    (LaunchContext::rendezvous_secret, from GPUDIRECT_RENDEZVOUS_SECRET) by a challenge-response
+//    (rendezvous_auth.hpp), and rank 0 proves it back. Before that rank 0 serves nothing: a peer
+//    without the secret, with a wrong one, or replaying another connection's answer is refused,
+//    learns no key, rank or host, and is named by address in one rate-limited line on rank 0's
+//    stderr; one that says nothing is dropped after the timeout (10 s at most). connect_store throws
+//    a StoreError saying how to set a secret when there is none.
 //  - Rank 0's server answers a malformed or hostile client (oversized or truncated frames, unknown
 //    operations, garbage, a client that never reads) with an error and drops it; it never crashes
 //    or blocks the other ranks.

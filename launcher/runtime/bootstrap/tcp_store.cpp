@@ -1,10 +1,18 @@
 // The rendezvous store over TCP: rank 0 serves from a thread (one poll loop, non-blocking sockets),
 // every rank is a client with two connections: one for requests, one that stays open as the
 // liveness channel (see store.hpp for the contracts).
+// Handshake, on every connection before anything else (rendezvous_auth.hpp): the server sends
+// u32 length, '?', its nonce; the client answers u32 length, 'P', its nonce, its proof; the server
+// answers '+' and its own proof, or '-' and closes. A peer that has not proved the secret is served
+// nothing else: no key, no rank, no host name.
 // Request: u32 length, op byte, u32 key length, key, value. Reply: u32 length, status byte
 // ('+' ok, '-' the request was rejected, '!' the job was aborted), payload.
+#include "bootstrap/rendezvous_auth.hpp"
 #include "bootstrap/store.hpp"
 
+#include "gpudirect/rendezvous_secret.hpp"
+
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -16,6 +24,7 @@
 #include <atomic>
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <map>
@@ -27,8 +36,11 @@ namespace gpudirect::bootstrap {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-enum Op : char { kSet = 'S', kGet = 'G', kTryGet = 'T', kAdd = 'A', kHello = 'H', kBye = 'B', kAbort = 'X' };
-enum Status : char { kOk = '+', kRejected = '-', kAborted = '!' };
+enum Op : char { kSet = 'S', kGet = 'G', kTryGet = 'T', kAdd = 'A', kHello = 'H', kBye = 'B', kAbort = 'X', kProof = 'P' };
+enum Status : char { kOk = '+', kRejected = '-', kAborted = '!', kChallenge = '?' };
+constexpr std::uint32_t kProofFrame = 1 + kNonceSize + kProofSize;  // 'P', client nonce, proof
+// A peer that connects and says nothing is dropped after this (or the store's timeout, if shorter).
+constexpr std::chrono::seconds kHandshakeLimit{10};
 
 // Bounds on what one peer may make rank 0 hold: a frame, and replies it has not read yet.
 constexpr std::uint32_t kMaxFrame = 64u << 20;
@@ -88,9 +100,68 @@ bool read_exact(int fd, char* out, std::size_t size, Clock::time_point deadline,
   return true;
 }
 
+// "10.0.0.5:41234" or "[fe80::1]:41234": who connected, for the line that names a refused peer.
+std::string peer_address(const sockaddr_storage& address) {
+  char text[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (address.ss_family == AF_INET6) {
+    const auto& a6 = reinterpret_cast<const sockaddr_in6&>(address);
+    port = ntohs(a6.sin6_port);
+    if (IN6_IS_ADDR_V4MAPPED(&a6.sin6_addr)) {
+      ::inet_ntop(AF_INET, a6.sin6_addr.s6_addr + 12, text, sizeof text);
+      return std::string(text) + ":" + std::to_string(port);
+    }
+    ::inet_ntop(AF_INET6, &a6.sin6_addr, text, sizeof text);
+    return "[" + std::string(text) + "]:" + std::to_string(port);
+  }
+  if (address.ss_family == AF_INET) {
+    const auto& a4 = reinterpret_cast<const sockaddr_in&>(address);
+    ::inet_ntop(AF_INET, &a4.sin_addr, text, sizeof text);
+    port = ntohs(a4.sin_port);
+  }
+  return std::string(text) + ":" + std::to_string(port);
+}
+
+// One stderr line per refused peer, at most kLines a minute, so a flood of connections cannot fill
+// rank 0's log; the lines held back are counted in the next line that gets through (or at the end).
+class RefusalLog {
+ public:
+  void refused(const std::string& peer, const std::string& why) {
+    const auto now = Clock::now();
+    if (now - window_start_ >= std::chrono::minutes(1)) {
+      report_held_back();
+      window_start_ = now;
+      shown_ = 0;
+    }
+    if (shown_ >= kLines) {
+      ++held_back_;
+      return;
+    }
+    ++shown_;
+    std::fprintf(stderr,
+                 "gpudirect-launch: rendezvous: refused a connection from %s: %s (not a rank of this step, or one with another "
+                 "GPUDIRECT_RENDEZVOUS_SECRET)\n",
+                 peer.c_str(), why.c_str());
+  }
+  ~RefusalLog() { report_held_back(); }
+
+ private:
+  static constexpr int kLines = 10;
+  void report_held_back() {
+    if (held_back_ > 0)
+      std::fprintf(stderr, "gpudirect-launch: rendezvous: refused %ld more connections without naming them (at most %d lines a minute)\n",
+                   held_back_, kLines);
+    held_back_ = 0;
+  }
+  Clock::time_point window_start_{};
+  int shown_ = 0;
+  long held_back_ = 0;
+};
+
 class Server {
  public:
-  Server(int port, int ranks, std::string host) : ranks_(ranks), host_(std::move(host)) {
+  Server(int port, int ranks, std::string host, std::string key, std::chrono::milliseconds handshake_limit)
+      : ranks_(ranks), host_(std::move(host)), key_(std::move(key)), handshake_limit_(handshake_limit) {
     listen_fd_ = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (listen_fd_ < 0) throw StoreError(std::string("cannot create the rendezvous socket: ") + std::strerror(errno));
     const int on = 1, off = 0;
@@ -127,20 +198,30 @@ class Server {
     int rank = -1;  // set by hello: this is a rank's liveness connection
     std::string host;
     bool bye = false;
+    bool proved = false;           // it proved the secret: from then on, a client like any other
+    std::string nonce;             // the challenge it was sent
+    std::string peer;              // its address, for the refusal line
+    Clock::time_point prove_by{};  // dropped if it has not proved the secret by then
   };
 
   void loop() {
     while (!stop_) {
       std::vector<pollfd> fds{{listen_fd_, POLLIN, 0}};
       for (auto& [fd, client] : clients_) fds.push_back({fd, static_cast<short>(POLLIN | (client.out.empty() ? 0 : POLLOUT)), 0});
-      if (::poll(fds.data(), fds.size(), 20) <= 0) continue;
-      if (fds[0].revents & POLLIN) accept_client();
-      for (std::size_t i = 1; i < fds.size(); ++i) {
-        const int fd = fds[i].fd;
-        if (!clients_.count(fd) || doomed_.count(fd)) continue;
-        if (fds[i].revents & POLLOUT) flush(fd);
-        if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) serve(fd);
+      if (::poll(fds.data(), fds.size(), 20) > 0) {
+        if (fds[0].revents & POLLIN) accept_client();
+        for (std::size_t i = 1; i < fds.size(); ++i) {
+          const int fd = fds[i].fd;
+          if (!clients_.count(fd) || doomed_.count(fd)) continue;
+          if (fds[i].revents & POLLOUT) flush(fd);
+          if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) serve(fd);
+        }
       }
+      // Peers that connected and never proved the secret give their place back.
+      const auto now = Clock::now();
+      for (auto& [fd, client] : clients_)
+        if (!client.proved && now >= client.prove_by && !doomed_.count(fd))
+          refuse(fd, "no answer to the challenge within " + std::to_string(handshake_limit_.count()) + " ms");
       // Dropping a rank publishes an abort, which may doom more clients that cannot take it.
       while (!doomed_.empty()) {
         const auto [fd, why] = *doomed_.begin();
@@ -150,12 +231,57 @@ class Server {
     }
   }
 
+  // Every new connection gets a fresh challenge and nothing else until it answers it.
   void accept_client() {
-    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    sockaddr_storage address{};
+    socklen_t size = sizeof address;
+    const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&address), &size, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) return;
     const int on = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-    clients_[fd];
+    Client& client = clients_[fd];
+    client.peer = peer_address(address);
+    client.prove_by = Clock::now() + handshake_limit_;
+    try {
+      client.nonce = random_nonce();
+    } catch (const std::exception& e) {
+      refusals_.refused(client.peer, e.what());
+      ::close(fd);
+      clients_.erase(fd);
+      return;
+    }
+    send_frame(fd, kChallenge, client.nonce);
+  }
+
+  // A peer that did not prove the secret: named in one line, told only that, and dropped.
+  void refuse(int fd, const std::string& why) {
+    refusals_.refused(clients_[fd].peer, why);
+    send_frame(fd, kRejected,
+               "gpudirect rendezvous: refused: this connection did not prove the step's secret (GPUDIRECT_RENDEZVOUS_SECRET)");
+    doom(fd, "");
+  }
+
+  // The client's answer to the challenge, in `in` from its start: a frame of exactly kProofFrame
+  // bytes. Returns false while it is incomplete; refuses the peer on anything else.
+  bool check_proof(int fd) {
+    Client& client = clients_[fd];
+    std::uint32_t size = 0;
+    std::memcpy(&size, client.in.data(), 4);
+    if (size != kProofFrame || (client.in.size() > 4 && client.in[4] != kProof)) {
+      refuse(fd, "it sent something other than an answer to the challenge");
+      return false;
+    }
+    if (client.in.size() < 4 + kProofFrame) return false;
+    const std::string client_nonce = client.in.substr(5, kNonceSize);
+    const std::string given = client.in.substr(5 + kNonceSize, kProofSize);
+    client.in.erase(0, 4 + kProofFrame);
+    if (!same_proof(client_proof(key_, client.nonce, client_nonce), given)) {
+      refuse(fd, "a wrong answer to the challenge");
+      return false;
+    }
+    client.proved = true;
+    send_frame(fd, kOk, server_proof(key_, client.nonce, client_nonce));
+    return true;
   }
 
   // Marks a client for closing at the end of this turn; `why` becomes the abort if it is a rank.
@@ -217,6 +343,7 @@ class Server {
     const ssize_t n = ::recv(fd, buffer, sizeof buffer, MSG_DONTWAIT);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
     if (n <= 0) {
+      if (!clients_[fd].proved) return refuse(fd, "it closed the connection without answering the challenge");
       doom(fd,
            "is gone: its connection to the rendezvous closed without a goodbye (killed, crashed, or exited on an error; see its output)");
       return;
@@ -224,6 +351,10 @@ class Server {
     std::string& in = clients_[fd].in;
     in.append(buffer, static_cast<std::size_t>(n));
     while (in.size() >= 4 && !doomed_.count(fd)) {
+      if (!clients_[fd].proved) {
+        if (!check_proof(fd)) return;
+        continue;
+      }
       std::uint32_t size = 0;
       std::memcpy(&size, in.data(), 4);
       if (size > kMaxFrame)
@@ -314,6 +445,9 @@ class Server {
   int listen_fd_ = -1;
   const int ranks_;
   const std::string host_;
+  const std::string key_;  // the secret's bytes
+  const std::chrono::milliseconds handshake_limit_;
+  RefusalLog refusals_;
   std::atomic<bool> stop_{false};
   std::atomic<int> finished_{0};
   std::atomic<bool> aborted_{false};
@@ -331,10 +465,15 @@ class TcpStore final : public Store {
       : context_(context), timeout_(timeout), signal_(std::make_shared<AbortSignal>()) {
     where_ = context.rendezvous_host + ":" + std::to_string(context.rendezvous_port);
     server_host_ = "host " + context.rendezvous_host;
-    if (context.rank == 0) server_ = std::make_unique<Server>(context.rendezvous_port, context.size, context.hostname);
+    key_ = secret_key(context);
+    if (context.rank == 0)
+      server_ = std::make_unique<Server>(context.rendezvous_port, context.size, context.hostname, key_,
+                                         std::min<std::chrono::milliseconds>(timeout, kHandshakeLimit));
     try {
       fd_ = connect_to_server();
+      prove_secret(fd_);
       watch_fd_ = connect_to_server();
+      prove_secret(watch_fd_);
       server_host_ = exchange(watch_fd_, encode(kHello, std::to_string(context.rank), context.hostname), "hello");
     } catch (...) {
       if (fd_ >= 0) ::close(fd_);
@@ -407,6 +546,53 @@ class TcpStore final : public Store {
   std::shared_ptr<AbortSignal> abort_signal() override { return signal_; }
 
  private:
+  // The secret's bytes, or a StoreError that says how to give the ranks one.
+  static std::string secret_key(const LaunchContext& context) {
+    const std::string who = " (rank " + std::to_string(context.rank) + " of " + std::to_string(context.size) +
+                            (context.origin.empty() ? "" : ", " + context.origin) + ")";
+    if (context.rendezvous_secret.empty())
+      throw StoreError(std::string("no ") + kRendezvousSecretVariable + ": the rendezvous admits only ranks that prove the step's secret" +
+                       who + "; the gpudirect plugin sets one for every srun; without it (or under torchrun) run `export " +
+                       kRendezvousSecretVariable + "=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \\n')` before srun, or install the plugin");
+    try {
+      return decode_rendezvous_secret(context.rendezvous_secret);
+    } catch (const std::invalid_argument& e) {
+      throw StoreError(e.what() + who);
+    }
+  }
+
+  // One frame from the rendezvous on `fd` before `deadline` (the handshake's).
+  std::string read_frame(int fd, Clock::time_point deadline, const std::string& what) {
+    const auto stop = [this] { return signal_->raised(); };
+    std::uint32_t size = 0;
+    if (!read_exact(fd, reinterpret_cast<char*>(&size), 4, deadline, where_, stop))
+      throw StoreError("timed out after " + seconds() + " waiting for " + what + " from " + where_ + " (rank " +
+                       std::to_string(context_.rank) + ")");
+    if (size == 0 || size > (1u << 16))
+      throw StoreError("malformed " + what + " from " + where_ + ": is it a gpudirect-launch rendezvous?");
+    std::string body(size, '\0');
+    if (!read_exact(fd, body.data(), size, deadline, where_, stop)) throw StoreError("timed out reading " + what + " from " + where_);
+    return body;
+  }
+
+  // The handshake's client side: prove the secret to rank 0, and make rank 0 prove it back.
+  void prove_secret(int fd) {
+    const auto deadline = Clock::now() + timeout_;
+    const std::string rank = " (rank " + std::to_string(context_.rank) + ")";
+    const std::string impostor =
+        "the process at " + where_ +
+        " did not prove the step's secret: it is not this step's rank 0 (another program on the port?), or rank 0 has "
+        "another GPUDIRECT_RENDEZVOUS_SECRET" +
+        rank;
+    const std::string challenge = read_frame(fd, deadline, "the rendezvous' challenge");
+    if (challenge.size() != 1 + kNonceSize || challenge[0] != kChallenge) throw StoreError(impostor);
+    const std::string server_nonce = challenge.substr(1), client_nonce = random_nonce();
+    write_all(fd, frame(kProof, client_nonce + client_proof(key_, server_nonce, client_nonce)), "the rendezvous at " + where_);
+    const std::string answer = read_frame(fd, deadline, "the rendezvous' answer to this rank's proof");
+    if (answer[0] == kRejected) throw StoreError(answer.substr(1) + rank);
+    if (answer[0] != kOk || !same_proof(server_proof(key_, server_nonce, client_nonce), answer.substr(1))) throw StoreError(impostor);
+  }
+
   std::string seconds() const { return std::to_string(static_cast<double>(timeout_.count()) / 1000.0).substr(0, 4) + " s"; }
 
   std::string server_gone() const {
@@ -529,6 +715,7 @@ class TcpStore final : public Store {
   LaunchContext context_;
   std::chrono::milliseconds timeout_;
   std::string where_, server_host_;
+  std::string key_;
   std::unique_ptr<Server> server_;
   std::shared_ptr<AbortSignal> signal_;
   int fd_ = -1, watch_fd_ = -1;
