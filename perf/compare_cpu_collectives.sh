@@ -192,6 +192,9 @@ MIN=${ACROSS_MIN:-$((MIN > 1048576 ? MIN : 1048576))}
 # Ours with PER ranks in each namespace (the lower ones in A), GPUDIRECT_COMM_BY_HOST=BY_HOST.
 ours_in_namespaces() {  # collective per by_host -> "bytes us"
   local per=$2 n=$(($2 * 2)) port=$((15300 + RANDOM % 500)) pids=() r
+  # torchrun-style ranks: their rendezvous secret in the environment, never on a command line.
+  local -x GPUDIRECT_RENDEZVOUS_SECRET
+  GPUDIRECT_RENDEZVOUS_SECRET=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
   for r in $(seq $((n - 1)) -1 0); do
     local ns=$ns_b host=node-b nic=gdcmp1
     [ "$r" -lt "$per" ] && ns=$ns_a host=node-a nic=gdcmp0

@@ -85,10 +85,16 @@ took() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
 under() { awk -v t="$1" -v max="$2" 'BEGIN { exit !(t < max) }'; }
 # --timeout 2 (measured 1.8 s); bound: the timeout plus 2 s for a loaded machine.
 start=$EPOCHREALTIME
-GPUDIRECT_LAUNCH_RANK=1 GPUDIRECT_LAUNCH_SIZE=2 GPUDIRECT_LAUNCH_PORT=1 "$LAUNCH" --timeout 2 bench all_reduce -b 8 -e 8 >"$work/rdv.log" 2>&1
+GPUDIRECT_RENDEZVOUS_SECRET=0123456789abcdef0123456789abcdef GPUDIRECT_LAUNCH_RANK=1 GPUDIRECT_LAUNCH_SIZE=2 GPUDIRECT_LAUNCH_PORT=1 \
+  "$LAUNCH" --timeout 2 bench all_reduce -b 8 -e 8 >"$work/rdv.log" 2>&1
 rc=$? t=$(took "$start")
 [ $rc -eq 4 ] && under "$t" 4 && grep -q "cannot reach the rendezvous at 127.0.0.1:1" "$work/rdv.log" && pass \
   || fail "unreachable rendezvous: exit 4 within 4 s (--timeout 2) with a message (rc $rc, $t s)" "$work/rdv.log"
+# A rank without the rendezvous secret (torchrun-style, nothing set it) refuses at once, saying how.
+env -u GPUDIRECT_RENDEZVOUS_SECRET RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=1 "$LAUNCH" --timeout 2 rendezvous-check >"$work/nosecret.log" 2>&1
+rc=$?
+[ $rc -ne 0 ] && grep -q "no GPUDIRECT_RENDEZVOUS_SECRET" "$work/nosecret.log" && grep -qF 'export GPUDIRECT_RENDEZVOUS_SECRET=$(od -An -tx1 -N16 /dev/urandom' "$work/nosecret.log" && pass \
+  || fail "no rendezvous secret: refused with the way to set one (rc $rc)" "$work/nosecret.log"
 # Only rank 0 fails (it alone writes the JSON file): --np reports it and nothing hangs.
 # Measured 0.6-0.7 s, start-up included; bound: --np's documented 2 s after the failure plus 1 s.
 start=$EPOCHREALTIME

@@ -53,6 +53,7 @@ fi
 
 out=$(timeout 120 srun -N2 --ntasks-per-node=2 "$LAUNCH" rendezvous-check 2>&1)
 expect_contains "rendezvous-check lists every rank" "3 node2 1/2" "$out"
+expect_contains "the ranks on two nodes proved the secret the plugin gave the step" "every rank proved the step's secret" "$out"
 
 job_out=$CLUSTER_DIR/allgather.out
 if GPUDIRECT_LAUNCH=$LAUNCH timeout 300 sbatch --wait -o "$job_out" "$SRC/scripts/sbatch/allgather-local.sbatch" >/dev/null; then

@@ -48,4 +48,21 @@ expect_eq "an explicit --cpu-bind from the user wins over the plugin's binding" 
 out=$(LD_LIBRARY_PATH=/opt/user/lib NCCL_DEBUG=INFO srun -N1 -n1 --gpus-per-task=1 --gpu-direct=tcpxo bash -c 'echo "$LD_LIBRARY_PATH $NCCL_DEBUG"' 2>&1)
 expect_eq "lib dir prepended to the user's LD_LIBRARY_PATH; the user's NCCL_DEBUG kept" "$LIB_DIR:/opt/user/lib INFO" "$out"
 
+# The rendezvous secret: srun's copy of the plugin gives each step a fresh one, with or without
+# --gpu-direct, the same in every task of the step (on both nodes); one the user exported is kept.
+unset GPUDIRECT_RENDEZVOUS_SECRET
+step_secrets() { srun -N2 -n2 "$@" env 2>&1 | grep GPUDIRECT_RENDEZVOUS_SECRET | sort -u; }
+first=$(step_secrets)
+second=$(step_secrets --gpus-per-task=1 --gpu-direct=tcpxo)
+if [[ $first =~ ^GPUDIRECT_RENDEZVOUS_SECRET=[0-9a-f]{64}$ && $second =~ ^GPUDIRECT_RENDEZVOUS_SECRET=[0-9a-f]{64}$ && $first != "$second" ]]; then
+  pass "each step its own rendezvous secret, the same in both tasks"
+else
+  fail "each step its own rendezvous secret, the same in both tasks" "step 1: $first
+step 2: $second"
+fi
+out=$(GPUDIRECT_RENDEZVOUS_SECRET=0123456789abcdef0123456789abcdef step_secrets)
+expect_eq "a rendezvous secret the user exported is kept" "GPUDIRECT_RENDEZVOUS_SECRET=0123456789abcdef0123456789abcdef" "$out"
+out=$(srun -N1 -n1 --export=NONE,GPUDIRECT_RENDEZVOUS_SECRET /usr/bin/env 2>&1 | grep -c '^GPUDIRECT_RENDEZVOUS_SECRET=[0-9a-f]\{64\}$')
+expect_eq "--export=NONE,GPUDIRECT_RENDEZVOUS_SECRET: the step's own secret reaches the task" "1" "$out"
+
 summary
