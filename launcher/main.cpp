@@ -21,6 +21,9 @@ Where a rank learns who it is, first match wins:
   SLURM_STEP_NODELIST: the first host is the rendezvous; port from SLURM_STEP_RESV_PORTS or derived
   from the job and step ids), torchrun-style (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
   MASTER_ADDR, MASTER_PORT), else a single rank.
+Every rank proves GPUDIRECT_RENDEZVOUS_SECRET (hex, 128 bits or more, the same for all) to rank 0's
+rendezvous, which serves no one else: the plugin sets one per srun and --np makes its own; otherwise
+export GPUDIRECT_RENDEZVOUS_SECRET=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n') before launching.
 A rank that dies, a link without progress for --timeout seconds, or a rank that never reaches the
 rendezvous ends every rank with one line naming that rank, its host and the collective.
 Exit codes: 0 ok, 1 failure, 6 usage; bench uses nccl-tests' codes (see bench --help); train adds 8 (ranks'

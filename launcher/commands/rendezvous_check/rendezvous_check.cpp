@@ -20,8 +20,8 @@ void register_rendezvous_check(CLI::App& app, CommandContext& context) {
           std::to_string(c.rank) + " " + c.hostname + " " + std::to_string(c.local_rank) + "/" + std::to_string(c.local_size);
       const auto all = session.store ? session.store->all_gather("rendezvous-check", me) : std::vector<std::string>{me};
       if (c.rank == 0) {
-        std::printf("# %d ranks (%s), rendezvous %s:%d\n# rank host local/of\n", c.size, c.origin.c_str(), c.rendezvous_host.c_str(),
-                    c.rendezvous_port);
+        std::printf("# %d ranks (%s), rendezvous %s:%d%s\n# rank host local/of\n", c.size, c.origin.c_str(), c.rendezvous_host.c_str(),
+                    c.rendezvous_port, session.store ? ", every rank proved the step's secret (GPUDIRECT_RENDEZVOUS_SECRET)" : "");
         for (const auto& line : all) std::printf("%s\n", line.c_str());
       }
       if (session.store) session.store->barrier("rendezvous-check/end");
