@@ -43,7 +43,7 @@ die() { printf 'cross-arm64: %s\n' "$*" >&2; exit 1; }
 [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ] ||
   die "this host is $(dpkg --print-architecture 2>/dev/null || uname -m), not Debian amd64: on an arm64 host build natively (cmake --preset ci)"
 
-arm64_packages=(libhwloc-dev:arm64 libxml2-dev:arm64 libfabric-dev:arm64 libopenblas-dev:arm64 libgomp1:arm64)
+arm64_packages=(libhwloc-dev:arm64 libxml2-dev:arm64 libfabric-dev:arm64 libopenblas-dev:arm64 libgomp1:arm64 libssl-dev:arm64)
 host_packages=(crossbuild-essential-arm64 g++-aarch64-linux-gnu qemu-user cmake ninja-build pkg-config
   catch2 libcli11-dev nlohmann-json3-dev)
 if [ "$install" = 1 ]; then

@@ -35,7 +35,7 @@ if [ "$deps" = 1 ]; then
   # hwloc's PCI component: without it the plugin sees no GPUs or NICs on a live node.
   packages=(g++ make cmake pkg-config libhwloc-dev libhwloc-plugins libxml2-dev)
   [ -n "$source_dir" ] || packages+=(git ca-certificates)
-  [ "$launcher" = OFF ] || packages+=(libfabric-dev libcli11-dev nlohmann-json3-dev libopenblas-dev)
+  [ "$launcher" = OFF ] || packages+=(libfabric-dev libcli11-dev nlohmann-json3-dev libopenblas-dev libssl-dev)
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
   apt-get install -y -q --no-install-recommends "${packages[@]}"
