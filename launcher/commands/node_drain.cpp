@@ -1,6 +1,7 @@
 #include "node_drain.hpp"
 
 #include "child_process.hpp"
+#include "shell_words.hpp"
 
 #include "gpudirect/text.hpp"
 
@@ -24,8 +25,7 @@ std::vector<std::string> drain_command(const std::string& node, const std::strin
 std::vector<std::string> resume_command(const std::string& node) { return {"scontrol", "update", "nodename=" + node, "state=resume"}; }
 
 std::string drain_line(const std::string& node, const std::string& reason, const std::string& comment) {
-  return "scontrol update nodename=" + node + " state=drain reason=\"" + reason + "\"" +
-         (comment.empty() ? "" : " comment=\"" + comment + "\"");
+  return shell_line(drain_command(node, reason, comment));
 }
 
 void run_scontrol(const std::vector<std::string>& argv) {
