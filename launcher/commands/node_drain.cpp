@@ -31,7 +31,7 @@ std::string drain_line(const std::string& node, const std::string& reason, const
 void run_scontrol(const std::vector<std::string>& argv) {
   const auto [status, output] = run_capture(argv);
   if (status != 0)
-    throw std::runtime_error(join(argv, " ") + " failed (exit " + std::to_string(status) + "): " + quote_bounded(output, 300) +
+    throw std::runtime_error(shell_line(argv) + " failed (exit " + std::to_string(status) + "): " + quote_bounded(output, 300) +
                              " (drain and resume need a Slurm admin: run as root or SlurmUser)");
 }
 
