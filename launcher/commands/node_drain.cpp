@@ -1,6 +1,7 @@
 #include "node_drain.hpp"
 
 #include "child_process.hpp"
+#include "shell_words.hpp"
 
 #include "gpudirect/text.hpp"
 
@@ -24,14 +25,13 @@ std::vector<std::string> drain_command(const std::string& node, const std::strin
 std::vector<std::string> resume_command(const std::string& node) { return {"scontrol", "update", "nodename=" + node, "state=resume"}; }
 
 std::string drain_line(const std::string& node, const std::string& reason, const std::string& comment) {
-  return "scontrol update nodename=" + node + " state=drain reason=\"" + reason + "\"" +
-         (comment.empty() ? "" : " comment=\"" + comment + "\"");
+  return shell_line(drain_command(node, reason, comment));
 }
 
 void run_scontrol(const std::vector<std::string>& argv) {
   const auto [status, output] = run_capture(argv);
   if (status != 0)
-    throw std::runtime_error(join(argv, " ") + " failed (exit " + std::to_string(status) + "): " + quote_bounded(output, 300) +
+    throw std::runtime_error(shell_line(argv) + " failed (exit " + std::to_string(status) + "): " + quote_bounded(output, 300) +
                              " (drain and resume need a Slurm admin: run as root or SlurmUser)");
 }
 

@@ -17,6 +17,8 @@ std::string clean_slurm_text(std::string text, std::size_t max_bytes = 200);
 // fixed word (slurm-gcp's repair acts on XID, PERFORMANCE ...).
 std::vector<std::string> drain_command(const std::string& node, const std::string& reason, const std::string& comment = "");
 std::vector<std::string> resume_command(const std::string& node);
+// The same command as a line to paste into a shell: each argument single-quoted where it needs it
+// (shell_words.hpp), so no reason or comment can run anything in the admin's shell.
 std::string drain_line(const std::string& node, const std::string& reason, const std::string& comment = "");
 
 // Runs an scontrol argument vector; throws std::runtime_error with its output and the usual fix

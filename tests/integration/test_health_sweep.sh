@@ -57,7 +57,7 @@ expect_eq "the sweep names exactly $SLOW" "$SLOW " "$bad"
 good=$(verdict_nodes "$out" good)
 expect_eq "the other nodes are good (the second pass cleared $SLOW's first peer)" "node1 node2 node4 " "$good"
 expect_contains "the drain line names the measurement and a good peer" \
-  "scontrol update nodename=$SLOW state=drain reason=\"gpudirect health: all_gather " "$out"
+  "scontrol update nodename=$SLOW state=drain reason='gpudirect health: all_gather " "$out"
 drained=$(sinfo -R -h -N -o '%N|%T|%E')
 if grep -qE "^$SLOW\|drain(ed|ing)\|gpudirect health: all_gather [0-9.e-]+ GB/s with node[124], threshold " <<<"$drained"; then
   pass "sinfo -R shows $SLOW drained with our reason: $(grep "^$SLOW" <<<"$drained" | cut -d'|' -f3)"

@@ -60,6 +60,16 @@ MUTATIONS = {
         "core/src/binding.cpp",
         'local = local | gpu.local_cpus;',
         'local = binding.gpus.front() == g ? gpu.local_cpus : (local & gpu.local_cpus);'),
+    "one uncorrected volatile ECC error passes": (
+        "launcher/commands/check_node/gpu_rules.cpp",
+        'if (gpu.ecc_volatile_uncorrected.value_or(0) > 0)',
+        'if (gpu.ecc_volatile_uncorrected.value_or(0) > 1)'),
+    "the drain reason ranks performance before GPU hardware": (
+        "launcher/commands/check_node/drain_reasons.cpp",
+        '  for (const Fault f : {Fault::gpu_hardware, Fault::performance, Fault::configuration})\n'
+        '    for (const Finding& finding : findings)\n',
+        '  for (const Fault f : {Fault::performance, Fault::gpu_hardware, Fault::configuration})\n'
+        '    for (const Finding& finding : findings)\n'),
 }
 
 

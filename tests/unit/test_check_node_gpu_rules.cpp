@@ -134,3 +134,29 @@ TEST_CASE("the drain reason is the gravest fault's word, configurable, and the c
   findings[0].what = "a \"quoted\"\nvalue";
   CHECK(drain_comment(findings).find('"') == std::string::npos);
 }
+
+// check-node's verdicts become drains: one uncorrected error is already a bad GPU.
+TEST_CASE("a single uncorrected volatile ECC error fails the GPU", "[check_node]") {
+  GpuProbe probe = healthy(8);
+  probe.gpus[2].ecc_volatile_uncorrected = 1;
+  const auto findings = judge_gpus(probe, h100_node(), 8);
+  CHECK(checks(findings) == std::vector<std::string>{"gpu_ecc_volatile"});
+  REQUIRE(findings.size() == 1);
+  CHECK(findings[0].measured == "1");
+  CHECK(drain_reason(findings, default_reasons()) == "XID");
+}
+
+// slurm-gcp's repair acts on the reason: a node with a GPU hardware fault must be drained XID even
+// when it is also slow (a narrow PCIe link), whichever finding comes first.
+TEST_CASE("a GPU hardware fault outranks a performance one in the drain reason", "[check_node]") {
+  GpuProbe probe = healthy(8);
+  probe.gpus[0].pcie_width = 8;
+  probe.gpus[6].ecc_volatile_uncorrected = 3;
+  auto findings = judge_gpus(probe, h100_node(), 8);
+  CHECK(checks(findings) == std::vector<std::string>{"gpu_pcie_width", "gpu_ecc_volatile"});
+  CHECK(drain_reason(findings, default_reasons()) == "XID");
+  const std::vector<Finding> xid_and_narrow{
+      {Severity::fail, Fault::performance, "gpu_pcie_width", "GPU 6", "PCIe link width", "x8", "x16", "fix"},
+      {Severity::fail, Fault::gpu_hardware, "gpu_xid", "GPU at PCI 0000:04:00", "XID 79 in the kernel log", "1x", "none", "fix"}};
+  CHECK(drain_reason(xid_and_narrow, default_reasons()) == "XID");
+}

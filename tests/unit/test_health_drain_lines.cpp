@@ -9,7 +9,7 @@ TEST_CASE("the drain reason names the measurement, the peer and the threshold", 
   const std::string reason = drain_reason(slow, "node3", 1.2);
   CHECK(reason == "gpudirect health: all_gather 0.41 GB/s with node1, threshold 1.2");
   CHECK(drain_line("node3", reason) ==
-        "scontrol update nodename=node3 state=drain reason=\"gpudirect health: all_gather 0.41 GB/s with node1, threshold 1.2\"");
+        "scontrol update nodename=node3 state=drain reason='gpudirect health: all_gather 0.41 GB/s with node1, threshold 1.2'");
   CHECK(drain_command("node3", reason) ==
         std::vector<std::string>{"scontrol", "update", "nodename=node3", "state=drain", "reason=" + reason});
   CHECK(resume_command("node3") == std::vector<std::string>{"scontrol", "update", "nodename=node3", "state=resume"});

@@ -6,6 +6,7 @@
 
 #include "check_node/finding.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,15 @@ struct XidEvent {
 // (contained/uncontained ECC), 119/120 (GSP), 140 (unrecovered ECC).
 bool hardware_xid(int code);
 
+// The message of one kernel-log line as the kernel itself wrote it, after the line's prefix; empty
+// when the line is not a kernel record. Formats: /dev/kmsg ("PRIO,SEQ,USEC,FLAGS;MESSAGE", kernel
+// facility 0 only), dmesg ("[  12.3] MESSAGE", with -T, with -x's "kern  :err   : " where only kern
+// counts, with -t none), journalctl -k ("Nov 29 00:00:00 HOST kernel: MESSAGE", only the kernel
+// identifier counts). A continuation line (starting with a blank) is never a record.
+std::optional<std::string> kernel_message(std::string line);
+
+// The XIDs the driver logged: only messages that start with the driver's own "NVRM: Xid (PCI:...):
+// CODE" count, so a program's name or file name in a kernel record (the segfault line) forges none.
 std::vector<XidEvent> parse_xids(const std::string& log);
 
 // One finding per GPU and hardware XID code, with how often it was seen.

@@ -1,6 +1,7 @@
 #include "health/bounded_jobs.hpp"
 
 #include "child_process.hpp"
+#include "health/work_dir.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -64,9 +65,8 @@ std::vector<JobEnd> run_bounded(const std::vector<BoundedJob>& jobs, double time
   std::vector<JobEnd> ends(jobs.size());
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     try {
-      const int fd = ::open(jobs[i].log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-      if (fd < 0)
-        throw std::runtime_error("cannot write the job log " + jobs[i].log_path + ": " + std::strerror(errno) + " (check --work-dir)");
+      // Created anew, never through a link someone left at the log's path.
+      const int fd = create_run_file(jobs[i].log_path);
       running[i].pid = spawn(jobs[i].argv, fd);
       ::close(fd);
     } catch (...) {

@@ -20,6 +20,7 @@
 #include "health/sweep_report.hpp"
 #include "health/threshold.hpp"
 #include "health/verdicts.hpp"
+#include "health/work_dir.hpp"
 #include "number_text.hpp"
 
 #include <unistd.h>
@@ -132,7 +133,7 @@ class Sweep {
           work_dir_ + "/" + std::to_string(++job_count_) + "-" +
           (nodes.size() == 2 ? join(nodes, "-") : "group" + std::to_string(nodes.size()) + "-" + nodes.front() + "-to-" + nodes.back());
       json_paths.push_back(stem + ".json");
-      std::filesystem::remove(json_paths.back());
+      remove_stale(json_paths.back());
       jobs.push_back({srun_command(nodes, o_.job, json_paths.back()), stem + ".log"});
     }
     const char* kind = phase == Phase::group ? "group" : "pair";
@@ -142,8 +143,8 @@ class Sweep {
           progress(std::string(to_string(phase)) + ": " + kind + " " + join(batch[i], "+") + " started (log " + jobs[i].log_path + ")");
         },
         [&](std::size_t i, const JobEnd& end) {
-          SweepRun run = judge_job(batch[i], phase, end.exit_code, end.timed_out, end.seconds, read_text(jobs[i].log_path).value_or(""),
-                                   read_text(json_paths[i]));
+          SweepRun run = judge_job(batch[i], phase, end.exit_code, end.timed_out, end.seconds, read_own_file(jobs[i].log_path).value_or(""),
+                                   read_own_file(json_paths[i]));
           progress(std::string(to_string(phase)) + ": " + kind + " " + join(batch[i], "+") + " " +
                    (run.outcome == Outcome::measured ? "busbw " + short_number(run.busbw) + " GB/s" : std::string(to_string(run.outcome))) +
                    " in " + short_number(end.seconds) + " s" + (run.detail.empty() ? "" : " (" + run.detail + ")"));
@@ -189,13 +190,6 @@ std::vector<Block> read_blocks(const HealthOptions& o) {
   }
 }
 
-std::string default_work_dir() {
-  const std::time_t now = std::time(nullptr);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  return std::string("gpudirect-health-") + stamp;
-}
-
 // Runs check-node on every usable node in one job, then takes the nodes that fail it out of
 // `usable`. A node that gave no result stays in the sweep (its pairs will say more).
 NodeCheckSummary run_node_checks(const HealthOptions& o, const std::string& work_dir, std::vector<std::string>& usable) {
@@ -205,7 +199,11 @@ NodeCheckSummary run_node_checks(const HealthOptions& o, const std::string& work
   if (options.program.empty()) options.program = o.job.launcher;
   options.srun_args = o.job.srun_args;
   options.timeout_s = o.job.pair_timeout_s;
-  for (const std::string& node : usable) std::filesystem::remove(node_check_path(work_dir, node));
+  // Each node's result and error files are this job's alone (srun creates them anew).
+  for (const std::string& node : usable) {
+    remove_stale(node_check_path(work_dir, node));
+    remove_stale(work_dir + "/check-node-" + node + ".log");
+  }
   const BoundedJob job{node_check_command(usable, options, work_dir), work_dir + "/check-node.log"};
   progress("node check: check-node --machine-type " + options.machine_type + " on " + std::to_string(usable.size()) + " nodes (log " +
            job.log_path + ")");
@@ -213,7 +211,7 @@ NodeCheckSummary run_node_checks(const HealthOptions& o, const std::string& work
   std::map<std::string, nlohmann::json> facts;
   std::vector<std::string> passed;
   for (const std::string& node : usable) {
-    const auto text = read_text(node_check_path(work_dir, node));
+    const auto text = read_own_file(node_check_path(work_dir, node));
     const auto result = text ? node_check_result(node, *text) : std::nullopt;
     if (!result) {
       progress("node check: " + node + " gave no result (see " + job.log_path + " and " + work_dir + "/check-node-" + node +
@@ -260,10 +258,12 @@ int run_health(HealthOptions o) {
     o.job.launcher = std::filesystem::read_symlink("/proc/self/exe", error).string();
     if (error) throw UsageError("cannot find this binary's path (/proc/self/exe): give --launcher PATH");
   }
-  const std::string work_dir = o.work_dir.empty() ? default_work_dir() : o.work_dir;
-  std::error_code error;
-  std::filesystem::create_directories(work_dir, error);
-  if (error) throw UsageError("cannot create --work-dir " + work_dir + ": " + error.message());
+  std::string work_dir;
+  try {
+    work_dir = prepare_work_dir(o.work_dir);
+  } catch (const WorkDirError& e) {
+    throw UsageError(e.what());
+  }
 
   // Which nodes, and which of them can run now.
   auto states = list_nodes(o);
@@ -485,8 +485,9 @@ void register_health(CLI::App& app, CommandContext& context) {
       "format to this file, for node_exporter's textfile collector (e.g. /var/lib/node_exporter/textfile/gpudirect_health.prom); "
       "with --machine-type every sample is labelled machine_type");
   health->add_option("--work-dir", o->work_dir,
-                     "each job's log and bench JSON go here; on a real cluster a directory the nodes share "
-                     "(default ./gpudirect-health-DATE-TIME)");
+                     "each job's log and bench JSON go here; on a real cluster a directory the nodes share. Created with mode "
+                     "0700 if absent; an existing one must be yours and not writable by group or others "
+                     "(default: a new ./gpudirect-health-DATE-TIME-XXXXXX)");
   health->add_option("--node-check", o->node_check.machine_type,
                      "first run `gpudirect-launch check-node --machine-type TYPE` on every node in one job (one task per node): a node "
                      "that fails it is named with check-node's finding, left out of the pairs and drained with its reason (XID, "

@@ -47,23 +47,6 @@ std::vector<std::string> srun_command(const std::vector<std::string>& nodes, con
   return argv;
 }
 
-std::string shell_line(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const std::string& arg : argv) {
-    const bool plain =
-        !arg.empty() &&
-        arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-=.,/:+%@[]") == std::string::npos;
-    std::string quoted = arg;
-    if (!plain) {
-      quoted = "'";
-      for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-      quoted += "'";
-    }
-    out += (out.empty() ? "" : " ") + quoted;
-  }
-  return out;
-}
-
 std::optional<BenchResult> bench_result_from_json(const std::string& json_text) {
   const auto json = nlohmann::json::parse(json_text, nullptr, false);
   if (json.is_discarded() || !json.is_object() || !json.contains("avg_busbw") || !json["avg_busbw"].is_number()) return std::nullopt;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "health/sweep_run.hpp"
+#include "shell_words.hpp"
 
 #include <optional>
 #include <string>
@@ -29,7 +30,7 @@ struct JobOptions {
 std::vector<std::string> srun_command(const std::vector<std::string>& nodes, const JobOptions& options, const std::string& json_path);
 
 // A shell-ready line of an argument vector (quoted where needed), for logs and messages.
-std::string shell_line(const std::vector<std::string>& argv);
+using launcher::shell_line;
 
 struct BenchResult {
   std::optional<double> busbw;  // average bus bandwidth, GB/s
