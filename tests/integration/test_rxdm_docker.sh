@@ -104,7 +104,12 @@ start_dockerd() {
   PATH=$DK/bin:$PATH dockerd --iptables=false --ip6tables=false --bridge=none --storage-driver vfs \
     --data-root "$dir/data" --exec-root "$dir/exec" --host "unix://$dir/docker.sock" --pidfile "$dir/docker.pid" \
     "${runtime_args[@]}" </dev/null >"$dir/dockerd.log" 2>&1 9>&- &
-  for _ in $(seq 150); do dk "$node" version >/dev/null 2>&1 && return 0; sleep 0.2; done
+  local pid=$!
+  for _ in $(seq 150); do
+    dk "$node" version >/dev/null 2>&1 && return 0
+    kill -0 "$pid" 2>/dev/null || return 1  # it gave up (its log says why)
+    sleep 0.2
+  done
   return 1
 }
 # stop_dockerd NODE: its containers removed, dockerd (and its containerd) ended, its mounts gone
