@@ -98,7 +98,7 @@ node2 tcpxo job=$job container=receive-datapath-manager-$job mode=tcpxo" "$out"
 [ $((SECONDS - started)) -ge 1 ] && pass "... and not before RxDM was ready (>= 1 s)" || fail "... and not before RxDM was ready (>= 1 s)"
 calls=$(cat "$STATE/node1/calls")
 expect_contains "the NCCL plugin installer ran" "run --rm --name nccl-installer-$job --network=host -v /var/lib:/var/lib us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev" "$calls"
-expect_contains "RxDM started detached, named for the job, with 8 NICs" "run --detach --rm --name receive-datapath-manager-$job" "$calls"
+expect_contains "RxDM started detached, named for the job, with 8 NICs" "run --detach --name receive-datapath-manager-$job" "$calls"
 expect_contains "... the TCPXO RxDM image and arguments" "tcpgpudmarxd-dev:v1.0.23 --num_hops=2 --num_nics=8" "$calls"
 wait_epilog && pass "the epilog stopped both RxDM containers" || fail "the epilog stopped both RxDM containers" "$(ls "$STATE"/node*)"
 expect_eq "the epilog removed each node's ready file" "absent absent" \
