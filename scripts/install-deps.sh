@@ -33,7 +33,7 @@ rest=(git slurm-wlm-basic-plugins-dev
   python3-yaml lintian  # blueprint checks; the .deb test
   libxml2-utils  # xmllint, which the health tests use
   busybox-static  # the container root file system of the enroot hook's test
-  docker.io  # the RxDM prolog's test against a real dockerd (test_rxdm_docker.sh starts its own)
+  docker.io iptables libcap2-bin  # the RxDM prolog's test against a real dockerd (test_rxdm_docker.sh starts its own; iptables-save to check the firewall, capsh for its runc wrapper)
   prometheus prometheus-node-exporter  # promtool; the scrape test runs its own of each (the policy-rc.d below keeps the services from starting)
   clang libclang-rt-dev libomp-dev valgrind  # scripts/fuzz.sh (libFuzzer; clang's OpenMP, which the configure checks); the plugin's leak check
   debootstrap  # the release matrix's clean roots (run-tests.sh tests Debian 11's Slurm in one)
