@@ -29,7 +29,7 @@ launcher=(libfabric-dev libfabric-bin catch2 libcli11-dev nlohmann-json3-dev
   libopenblas-dev)  # CPU training
 rest=(git slurm-wlm-basic-plugins-dev
   python3-torch python3-matplotlib  # the PyTorch oracle; plots
-  python3-yaml lintian  # blueprint checks; the .deb test
+  python3-yaml lintian help2man  # blueprint checks; the .deb test; the .deb's manual pages (cmake/ManPages.cmake)
   libxml2-utils  # xmllint, which the health tests use
   busybox-static  # the container root file system of the enroot hook's test
   prometheus prometheus-node-exporter  # promtool; the scrape test runs its own of each (the policy-rc.d below keeps the services from starting)
