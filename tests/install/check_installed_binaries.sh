@@ -40,7 +40,7 @@ check_root() {
   else
     fail "$1: no installed ELF searches the current directory, a relative or a writable directory" "$out"
   fi
-  printf '%s\n' "$out" | grep -v '^[0-9]* ELF files' | sed "s|$2||; s|^|    |"
+  printf '%s\n' "$out" | grep -v -E '^([0-9]+ ELF files|FAIL: )' | sed "s|$2||; s|^|    |"
 }
 
 # The hostile directory: libhwloc.so.15 whose constructor leaves a marker in the current directory.
