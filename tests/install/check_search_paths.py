@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Every ELF executable and shared object under the given directories: its RUNPATH and RPATH
+"""Every ELF executable and shared object under the given directories (or given itself): its RUNPATH and RPATH
 (readelf -d) must have no entry the loader resolves against the current directory, that is no
 empty entry (a leading, trailing or doubled ':') and no relative one that does not start with
 $ORIGIN. With --installed, every absolute entry must also be a directory (or, where it does not
 exist, the nearest existing parent) owned by root and writable by no one else, as root runs these
 binaries.
 
-Usage: check_search_paths.py [--installed] [--expect NAME]... DIR...
+Usage: check_search_paths.py [--installed] [--expect NAME]... DIR_OR_FILE...
 Prints one line per ELF (its path and search path); exits 1 naming every bad entry, or when an
 --expect'ed file name is not among the ELFs found (so an empty directory cannot pass)."""
 import argparse
@@ -21,20 +21,23 @@ ET_EXEC, ET_DYN = 2, 3
 SEARCH_PATH_LINE = re.compile(r"\((RUNPATH|RPATH)\)\s+Library (?:runpath|rpath): \[(.*)\]\s*$")
 
 
+def is_elf_program_or_library(path):
+    if os.path.islink(path) or not os.path.isfile(path):
+        return False
+    with open(path, "rb") as f:
+        header = f.read(18)
+    if len(header) < 18 or header[:4] != ELF_MAGIC:
+        return False
+    return int.from_bytes(header[16:18], "little" if header[5] == 1 else "big") in (ET_EXEC, ET_DYN)
+
+
 def elf_files(root):
-    """Executables and shared objects (not object files) under root, links not followed."""
-    for directory, _, names in os.walk(root):
-        for name in names:
-            path = os.path.join(directory, name)
-            if os.path.islink(path) or not os.path.isfile(path):
-                continue
-            with open(path, "rb") as f:
-                header = f.read(18)
-            if len(header) < 18 or header[:4] != ELF_MAGIC:
-                continue
-            e_type = int.from_bytes(header[16:18], "little" if header[5] == 1 else "big")
-            if e_type in (ET_EXEC, ET_DYN):
-                yield path
+    """Executables and shared objects (not object files) under root (or root itself), links not followed."""
+    if os.path.isfile(root):
+        paths = [root]
+    else:
+        paths = (os.path.join(directory, name) for directory, _, names in os.walk(root) for name in names)
+    yield from (path for path in paths if is_elf_program_or_library(path))
 
 
 def search_paths(path):
@@ -84,8 +87,8 @@ def main():
     names = set()
     count = 0
     for root in args.roots:
-        if not os.path.isdir(root):
-            raise SystemExit(f"no directory {root}")
+        if not os.path.exists(root):
+            raise SystemExit(f"no file or directory {root}")
         for path in sorted(elf_files(root)):
             count += 1
             names.add(os.path.basename(path))
