@@ -143,7 +143,7 @@ stage_binaries() {
 
 # Root runs what this script installs, often in a directory others can write: refuse a RUNPATH or
 # RPATH with an entry the loader resolves against the current directory (empty, or relative without
-# $ORIGIN), or a directory that someone other than root can write to.
+# $ORIGIN), or a directory that someone other than root can write to (or rename: its parents too).
 check_search_path() {
   local file=$1 name=${1##*/} paths path entry dir owner mode
   command -v readelf >/dev/null 2>&1 || die "readelf (binutils) not found: it checks the library search path of $name"
@@ -158,6 +158,7 @@ check_search_path() {
     local entries
     IFS=: read -r -a entries <<<"$path"
     for entry in "${entries[@]}"; do
+      # shellcheck disable=SC2016  # the loader's $ORIGIN, literally
       case "$entry" in
         '$ORIGIN'|'$ORIGIN/'*|'${ORIGIN}'|'${ORIGIN}/'*) continue ;;
         /*) ;;
@@ -165,10 +166,14 @@ check_search_path() {
       esac
       dir=$entry
       while [ ! -e "$dir" ]; do dir=$(dirname "$dir"); done
-      read -r owner mode < <(stat -L -c '%u %A' "$dir")
-      if [ "$owner" != 0 ] || [ "${mode:5:1}" = w ] || [ "${mode:8:1}" = w ]; then
-        die "$name searches $entry for libraries, and $dir is writable by others than root ($mode, uid $owner): rebuild without it"
-      fi
+      while :; do  # the directory and every one above it: root's alone
+        read -r owner mode < <(stat -L -c '%u %A' "$dir")
+        if [ "$owner" != 0 ] || [ "${mode:5:1}" = w ] || [ "${mode:8:1}" = w ]; then
+          die "$name searches $entry for libraries, and $dir is writable by others than root ($mode, uid $owner): rebuild without it"
+        fi
+        [ "$dir" != / ] || break
+        dir=$(dirname "$dir")
+      done
     done
   done <<<"$paths"
 }

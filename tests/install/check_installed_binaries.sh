@@ -141,6 +141,8 @@ mkdir -p "$work/writable" && chmod 1777 "$work/writable"
 refuse "/usr/lib:" "empty entry"
 refuse "/usr/lib:lib" "relative library search path entry"
 refuse "$work/writable" "writable by others than root"
+mkdir -p "$work/private/lib" && chmod 755 "$work/private" "$work/private/lib"  # root's own, but under /tmp
+refuse "$work/private/lib" "/tmp is writable by others than root"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

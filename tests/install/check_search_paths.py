@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Every ELF executable and shared object under the given directories (or given itself): its RUNPATH and RPATH
-(readelf -d) must have no entry the loader resolves against the current directory, that is no
+"""Every ELF executable and shared object under the given directories (or given itself): its
+RUNPATH and RPATH (readelf -d) must have no entry the loader resolves against the current directory, that is no
 empty entry (a leading, trailing or doubled ':') and no relative one that does not start with
 $ORIGIN. With --installed, every absolute entry must also be a directory (or, where it does not
-exist, the nearest existing parent) owned by root and writable by no one else, as root runs these
-binaries.
+exist, the nearest existing parent) owned by root and writable by no one else, and so must every
+directory above it, as root runs these binaries.
 
 Usage: check_search_paths.py [--installed] [--expect NAME]... DIR_OR_FILE...
 Prints one line per ELF (its path and search path); exits 1 naming every bad entry, or when an
@@ -49,15 +49,18 @@ def search_paths(path):
 
 
 def writable_by_others(directory):
-    """Why someone other than root could put a library into directory, or None."""
+    """Why someone other than root could put a library into directory (or replace it or a parent), or None."""
     while not os.path.lexists(directory):
         directory = os.path.dirname(directory)
-    st = os.stat(directory)
-    if st.st_uid != 0:
-        return f"{directory} is owned by uid {st.st_uid}"
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"{directory} is writable by its group or by everyone ({stat.filemode(st.st_mode)})"
-    return None
+    while True:
+        st = os.stat(directory)
+        if st.st_uid != 0:
+            return f"{directory} is owned by uid {st.st_uid}"
+        if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            return f"{directory} is writable by its group or by everyone ({stat.filemode(st.st_mode)})"
+        if directory == "/":
+            return None
+        directory = os.path.dirname(directory)
 
 
 def problems(tag, value, installed):
