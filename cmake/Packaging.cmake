@@ -76,6 +76,9 @@ function(gpudirect_configure_package)
   add_custom_target(gpudirect_debian_changelog ALL DEPENDS ${PROJECT_BINARY_DIR}/packaging/changelog.Debian.gz)
   install(FILES ${PROJECT_BINARY_DIR}/packaging/changelog.Debian.gz DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/gpudirect-slurm
           COMPONENT debian EXCLUDE_FROM_ALL)
+  # The one lintian tag that does not apply to a package built outside Debian (the file says why).
+  install(FILES ${PROJECT_SOURCE_DIR}/cmake/packaging/lintian-overrides DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides
+          RENAME gpudirect-slurm COMPONENT debian EXCLUDE_FROM_ALL)
   configure_file(${PROJECT_SOURCE_DIR}/cmake/packaging/conffiles.in ${PROJECT_BINARY_DIR}/packaging/control/conffiles @ONLY)
   # file(COPY), not configure_file's FILE_PERMISSIONS (CMake 3.20); reconfigure when postrm changes.
   file(COPY ${PROJECT_SOURCE_DIR}/cmake/packaging/postrm DESTINATION ${PROJECT_BINARY_DIR}/packaging/control

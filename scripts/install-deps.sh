@@ -30,7 +30,7 @@ launcher=(libfabric-dev libfabric-bin catch2 libcli11-dev nlohmann-json3-dev
   libssl-dev)  # libcrypto: the rendezvous handshake's HMAC-SHA256
 rest=(git slurm-wlm-basic-plugins-dev
   python3-torch python3-matplotlib  # the PyTorch oracle; plots
-  python3-yaml lintian  # blueprint checks; the .deb test
+  python3-yaml lintian help2man  # blueprint checks; the .deb test; the .deb's manual pages (cmake/ManPages.cmake)
   libxml2-utils  # xmllint, which the health tests use
   busybox-static  # the container root file system of the enroot hook's test
   docker.io iptables libcap2-bin  # the RxDM prolog's test against a real dockerd (test_rxdm_docker.sh starts its own; iptables-save to check the firewall, capsh for its runc wrapper)

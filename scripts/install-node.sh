@@ -121,6 +121,63 @@ read_build() {
   [ -n "$BUILT_SLURM" ] && [ -n "$BUILT_PREFIX" ] || die "cannot read the build information of $PLUGIN_SO ('$info'): rebuild it"
 }
 
+# The binaries as `cmake --install` makes them, not as they lie in the build tree: the install step
+# applies the install rules (CMake rewrites a build-tree RPATH to INSTALL_RPATH; a build from before
+# cmake/InstalledBinaries.cmake had one ending in an empty entry, the current directory).
+stage_binaries() {
+  command -v cmake >/dev/null 2>&1 || die "cmake not found: it stages the build's binaries (cmake --install $BUILD_DIR)"
+  STAGE=$(mktemp -d "${TMPDIR:-/tmp}/gpudirect-install.XXXXXX")
+  trap 'rm -rf "$STAGE"' EXIT
+  local out
+  out=$(DESTDIR=$STAGE cmake --install "$BUILD_DIR" --component Unspecified 2>&1) ||
+    die "cmake --install $BUILD_DIR --component Unspecified failed (build first: cmake --build $BUILD_DIR): $out"
+  PLUGIN_SO=$(find "$STAGE" -type f -name spank_gpudirect.so | head -1)
+  [ -n "$PLUGIN_SO" ] || die "cmake --install $BUILD_DIR installed no spank_gpudirect.so"
+  if [ -n "$LAUNCH_BIN" ]; then
+    LAUNCH_BIN=$(find "$STAGE" -type f -name gpudirect-launch | head -1)
+    [ -n "$LAUNCH_BIN" ] || die "cmake --install $BUILD_DIR installed no gpudirect-launch"
+  fi
+  local binary
+  for binary in "$PLUGIN_SO" ${LAUNCH_BIN:+"$LAUNCH_BIN"}; do check_search_path "$binary"; done
+}
+
+# Root runs what this script installs, often in a directory others can write: refuse a RUNPATH or
+# RPATH with an entry the loader resolves against the current directory (empty, or relative without
+# $ORIGIN), or a directory that someone other than root can write to (or rename: its parents too).
+check_search_path() {
+  local file=$1 name=${1##*/} paths path entry dir owner mode
+  command -v readelf >/dev/null 2>&1 || die "readelf (binutils) not found: it checks the library search path of $name"
+  paths=$(LC_ALL=C readelf -d "$file") || die "readelf -d $name failed: not an ELF file?"
+  paths=$(sed -n 's/.*(\(RUNPATH\|RPATH\)).*\[\(.*\)\]$/[\2]/p' <<<"$paths")  # [entries], one line each
+  [ -n "$paths" ] || return 0
+  while IFS= read -r path; do
+    path=${path#[}; path=${path%]}
+    case ":$path:" in
+      ::|*::*) die "$name has the library search path '$path' with an empty entry (the current directory): rebuild with this tree's CMake files (cmake/InstalledBinaries.cmake)" ;;
+    esac
+    local entries
+    IFS=: read -r -a entries <<<"$path"
+    for entry in "${entries[@]}"; do
+      # shellcheck disable=SC2016  # the loader's $ORIGIN, literally
+      case "$entry" in
+        '$ORIGIN'|'$ORIGIN/'*|'${ORIGIN}'|'${ORIGIN}/'*) continue ;;
+        /*) ;;
+        *) die "$name has the relative library search path entry '$entry' (resolved against the current directory): rebuild without it" ;;
+      esac
+      dir=$entry
+      while [ ! -e "$dir" ]; do dir=$(dirname "$dir"); done
+      while :; do  # the directory and every one above it: root's alone
+        read -r owner mode < <(stat -L -c '%u %A' "$dir")
+        if [ "$owner" != 0 ] || [ "${mode:5:1}" = w ] || [ "${mode:8:1}" = w ]; then
+          die "$name searches $entry for libraries, and $dir is writable by others than root ($mode, uid $owner): rebuild without it"
+        fi
+        [ "$dir" != / ] || break
+        dir=$(dirname "$dir")
+      done
+    done
+  done <<<"$paths"
+}
+
 # --- what this node runs -------------------------------------------------------------------------
 
 major_minor() { grep -o -E '[0-9]+\.[0-9]+' <<<"$1" | head -1; }
@@ -341,6 +398,7 @@ main() {
     return
   fi
   read_build
+  [ "$LIST" = 1 ] || stage_binaries
   detect_running_slurm
   find_slurm_conf_dir
   find_plugin_dir

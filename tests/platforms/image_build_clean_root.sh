@@ -77,6 +77,12 @@ grep -qx 'required /usr/lib/x86_64-linux-gnu/slurm-wlm/spank_gpudirect.so defaul
   fail "$plugstack has no plugstack line 'required .../spank_gpudirect.so default=off': $(cat "$plugstack" 2>&1)"
 grep -qE '^[[:space:]]*include[[:space:]]+/etc/slurm/plugstack.conf.d/' "$root/etc/slurm/plugstack.conf" ||
   fail "$root/etc/slurm/plugstack.conf does not include plugstack.conf.d"
+# No library search path that root's working directory could feed (an empty or relative RUNPATH
+# entry; tests/install/check_search_paths.py), in the plugin dir and gpudirect-launch's.
+installed=("$root/usr/lib/x86_64-linux-gnu/slurm-wlm")
+[ ! -f "$root/usr/bin/gpudirect-launch" ] || installed+=("$root/usr/bin/gpudirect-launch")
+python3 "$repo/tests/install/check_search_paths.py" --installed --expect spank_gpudirect.so "${installed[@]}" >&2 ||
+  fail "an installed binary searches an empty, relative or writable directory for libraries (above)"
 # Everything the plugin links resolves in the image (libxml2 is loaded on demand, by the soname the
 # build read; it must be there too).
 missing=$(in_root ldd /usr/lib/x86_64-linux-gnu/slurm-wlm/spank_gpudirect.so | grep 'not found' || true)
