@@ -196,9 +196,11 @@ std::string export_xml(hwloc_topology_t raw) {
 // first topology is created: this one); hwloc has no API for it. setenv is not thread-safe (another
 // thread's getenv may read a freed array) and slurmstepd, where the plugin runs as root, has
 // threads of its own (its message thread starts before any SPANK callback). So the variable is set
-// only while this process provably has one thread (gpudirect-launch and check-node at their start,
-// the unit-test runner), and removed again at once. With threads, the plugins load (about 3 ms of
-// dlopen on the test machine) and skip_unneeded_discovery keeps their components idle.
+// only while this process provably has one thread, and removed again at once. slurmstepd, and
+// gpudirect-launch (OpenBLAS starts its thread pool when it is loaded), always have more: there the
+// plugins load (about 2 ms of CPU on the test machine) and skip_unneeded_discovery keeps their
+// components idle. An admin who wants them left out there sets HWLOC_PLUGINS_BLACKLIST in slurmd's
+// environment, which slurmstepd inherits (a job's environment is not slurmstepd's).
 constexpr const char* kUnneededHwlocPlugins = "hwloc_xml_libxml,hwloc_gl,hwloc_opencl,hwloc_cuda,hwloc_nvml,hwloc_rsmi,hwloc_levelzero";
 
 // True only if this process has exactly one thread: then no other thread can start or run while
