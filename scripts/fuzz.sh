@@ -18,7 +18,7 @@ case "${1:-}" in
   *) seconds=$1; shift ;;
 esac
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(mode plugin_config network_profile hostlist slurm_tasks gpu_selection hwloc_xml nccl_xml store)
+[ ${#targets[@]} -gt 0 ] || targets=(mode plugin_config network_profile hostlist slurm_tasks gpu_selection hwloc_xml nccl_xml store elf_version_needs)
 
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found: install clang and libclang-rt-dev (scripts/install-deps.sh)" >&2; exit 1; }
 cmake --preset fuzz >/dev/null
@@ -34,7 +34,7 @@ for target in "${targets[@]}"; do
   regressions=tests/fuzz/regressions/$target
   mkdir -p "$work" "$regressions"
   max_len=4096
-  case "$target" in hwloc_xml|nccl_xml) max_len=32768 ;; esac
+  case "$target" in hwloc_xml|nccl_xml|elf_version_needs) max_len=32768 ;; esac
   log=build/fuzz/$target.log
   status=0
   # The first directory is the growing corpus; the seed directory is only read.

@@ -1,13 +1,17 @@
 #include "train/checkpoint.hpp"
 
+#include "train/exclusive_file.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <system_error>
 
 namespace gpudirect::train {
 
@@ -97,10 +101,8 @@ CheckpointHeader from_json(const nlohmann::json& j) {
 
 class File {
  public:
-  File(const std::string& path, int flags, const std::string& what) : path_(path) {
-    fd_ = ::open(path.c_str(), flags | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw CheckpointError("checkpoint " + path + ": cannot " + what + " (" + std::strerror(errno) + ")");
-  }
+  // Takes over an open descriptor.
+  File(int fd, const std::string& path) : path_(path), fd_(fd) {}
   ~File() {
     if (fd_ >= 0) ::close(fd_);
   }
@@ -134,6 +136,11 @@ class File {
   void sync() {
     if (::fsync(fd_) != 0) throw CheckpointError("checkpoint " + path_ + ": fsync failed (" + std::strerror(errno) + ")");
   }
+  int release() {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
   void close() {
     const int fd = fd_;
     fd_ = -1;
@@ -145,6 +152,26 @@ class File {
   int fd_ = -1;
 };
 
+// Opens a checkpoint to read: a regular file (a FIFO would block the read for ever, a device is no
+// checkpoint) of the running user. A checkpoint directory may be shared: a file another user put
+// at the path (before the first save, or as a link) would otherwise become this run's model.
+int open_own_regular_file(const std::string& path) {
+  const std::string where = "checkpoint " + path + ": ";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);  // O_NONBLOCK: a FIFO does not block the open
+  if (fd < 0) throw CheckpointError(where + "cannot open it (" + std::strerror(errno) + "); give the path that --checkpoint wrote");
+  File owner(fd, path);  // closes it on every refusal below
+  struct stat status {};
+  if (::fstat(fd, &status) != 0) throw CheckpointError(where + "cannot stat it (" + std::strerror(errno) + ")");
+  if (!S_ISREG(status.st_mode)) throw CheckpointError(where + "not a regular file; give the file that --checkpoint wrote");
+  if (status.st_uid != ::geteuid())
+    throw CheckpointError(where + "belongs to uid " + std::to_string(status.st_uid) + ", not to this run's user (uid " +
+                          std::to_string(::geteuid()) +
+                          "): in a shared directory another user may have put it there. If you trust it, copy it (cp) so "
+                          "that the copy is yours and resume from the copy");
+  if (::fcntl(fd, F_SETFL, 0) != 0) throw CheckpointError(where + "fcntl failed (" + std::strerror(errno) + ")");
+  return owner.release();
+}
+
 }  // namespace
 
 void write_checkpoint(const std::string& path, const CheckpointHeader& header, std::span<const float> parameters,
@@ -153,9 +180,17 @@ void write_checkpoint(const std::string& path, const CheckpointHeader& header, s
     throw CheckpointError("checkpoint " + path + ": internal error: buffers do not match the parameter count");
   const std::filesystem::path target(path);
   const std::filesystem::path directory = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
-  const std::string temporary = (directory / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()))).string();
+  // A random name, created exclusively: in a shared directory a name of the process id (what this
+  // used to be) could be guessed and a link planted there, which the write would have followed.
+  NewFile created;
   try {
-    File file(temporary, O_WRONLY | O_CREAT | O_TRUNC, "create a temporary file in " + directory.string());
+    created = create_unique_file(directory.string(), "." + target.filename().string() + ".tmp.", 0644);
+  } catch (const std::system_error& e) {
+    throw CheckpointError("checkpoint " + path + ": cannot create a temporary file (" + e.what() + "); check free space and permissions");
+  }
+  const std::string& temporary = created.path;
+  try {
+    File file(created.fd, temporary);
     Checksum checksum;
     const auto put = [&](const void* data, std::size_t bytes) {
       checksum.add(data, bytes);
@@ -189,7 +224,7 @@ void write_checkpoint(const std::string& path, const CheckpointHeader& header, s
 
 Checkpoint read_checkpoint(const std::string& path) {
   const std::string where = "checkpoint " + path + ": ";
-  File file(path, O_RDONLY, "open it (give the path that --checkpoint wrote)");
+  File file(open_own_regular_file(path), path);
   Checksum checksum;
   const auto get = [&](void* data, std::size_t bytes, const char* what) {
     if (!file.read(data, bytes))

@@ -64,6 +64,23 @@ TEST_CASE("ELF version needs: what is not a whole ELF file is refused with its n
   CHECK_THROWS_WITH(elf_version_needs_of(other_class, "odd.so"), "odd.so: malformed ELF file: neither 32 nor 64 bit");
 }
 
+TEST_CASE("ELF version needs: entries that overlap, or huge names, cost no more than the file's size", "[doctor][glibc][security]") {
+  // Hand-made files (tests/fuzz/regressions/elf_version_needs/): 100 version-needed entries that
+  // share one chain of 100 auxiliary entries (10000 needs from 3.4 KB: the old reader returned them
+  // all, and a bigger file of the same shape grows as the square of its size); one name of 3000 bytes.
+  const std::string dir = std::string(GPUDIRECT_FIXTURE_DIR) + "/../fuzz/regressions/elf_version_needs/";
+  CHECK_THROWS_WITH(elf_version_needs(dir + "overlapping-entries"),
+                    Catch::EndsWith("malformed ELF file: more version entries than the file has room for (entries overlap)"));
+  CHECK_THROWS_WITH(elf_version_needs(dir + "long-name"), Catch::EndsWith("malformed ELF file: a version name is longer than 256 bytes"));
+  // Real files are read as before: the seeds of the fuzz corpus, 32 and 64 bit, both byte orders.
+  const std::vector<VersionNeed> expected{{"libc.so.6", "GLIBC_2.2.5"}, {"libc.so.6", "GLIBC_2.34"}, {"libm.so.6", "GLIBC_2.29"}};
+  const std::string seeds = std::string(GPUDIRECT_FIXTURE_DIR) + "/../fuzz/corpus/elf_version_needs/";
+  for (const char* seed : {"minimal_32_le.so", "minimal_32_be.so", "minimal_64_le.so", "minimal_64_be.so", "extended_count_64_le.so"}) {
+    INFO(seed);
+    CHECK(elf_version_needs(seeds + seed) == expected);
+  }
+}
+
 TEST_CASE("glibc releases of version names", "[doctor][glibc]") {
   CHECK(glibc_release("GLIBC_2.2.5") == std::vector<int>{2, 2, 5});
   CHECK(glibc_release("GLIBC_2.32") == std::vector<int>{2, 32});

@@ -4,14 +4,20 @@
 #include "comm/transport/loopback_transport.hpp"
 #include "fake_train_model.hpp"
 #include "train/checkpoint.hpp"
+#include "train/exclusive_file.hpp"
 #include "train/host_backend.hpp"
 #include "train/trainer.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
+#include <set>
 
 using namespace gpudirect;
 using namespace gpudirect::train;
@@ -129,6 +135,87 @@ TEST_CASE("a failed write leaves the previous checkpoint valid and no temporary 
   std::size_t files = 0;
   for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir)) ++files;
   CHECK(files == 2);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a link planted at the old temporary name of a checkpoint is not followed", "[train][checkpoint][security]") {
+  // The writer used to create ".state.ckpt.tmp.<pid>" with O_TRUNC: another user who can write to
+  // the directory could plant a link there and have the checkpoint written over a file of theirs
+  // choosing (here: the victim's).
+  const std::string dir = temp_path("links");
+  std::filesystem::create_directories(dir);
+  const std::string victim = temp_path("victim");
+  write_bytes(victim, {'m', 'i', 'n', 'e'});
+  const std::string path = dir + "/state.ckpt";
+  for (const std::string& name :
+       std::vector<std::string>{".state.ckpt.tmp." + std::to_string(::getpid()), ".state.ckpt.tmp.0", ".state.ckpt.tmp"})
+    std::filesystem::create_symlink(victim, dir + "/" + name);
+  std::vector<float> p(100, 2.0f);
+  write_checkpoint(path, sample_header(p.size()), p, p, p);
+  CHECK(read_bytes(victim) == std::vector<char>{'m', 'i', 'n', 'e'});
+  CHECK_FALSE(std::filesystem::is_symlink(path));
+  CHECK(read_checkpoint(path).parameters == p);
+  std::size_t files = 0;  // the checkpoint and the three links: no temporary file left
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir)) ++files;
+  CHECK(files == 4);
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove(victim);
+}
+
+TEST_CASE("a new file is created only where nothing is, never through a link, under a random name", "[train][checkpoint][security]") {
+  const std::string dir = temp_path("exclusive");
+  std::filesystem::create_directories(dir);
+  const std::string victim = dir + "/victim";
+  write_bytes(victim, {'m', 'i', 'n', 'e'});
+  std::filesystem::create_symlink(victim, dir + "/link");
+  std::filesystem::create_symlink(dir + "/nothing-here", dir + "/dangling");
+  for (const char* name : {"/link", "/dangling", "/victim"}) {
+    errno = 0;
+    CHECK(create_exclusively(dir + name, 0644) == -1);
+    CHECK(errno == EEXIST);
+  }
+  CHECK(read_bytes(victim) == std::vector<char>{'m', 'i', 'n', 'e'});
+  CHECK_FALSE(std::filesystem::exists(dir + "/nothing-here"));
+  std::set<std::string> names;
+  for (int i = 0; i < 20; ++i) {
+    const NewFile file = create_unique_file(dir, ".x.tmp.", 0600);
+    REQUIRE(file.fd >= 0);
+    ::close(file.fd);
+    const std::string name = std::filesystem::path(file.path).filename().string();
+    CHECK(name.size() == std::string(".x.tmp.").size() + 16);
+    CHECK(name.find_first_not_of("0123456789abcdef", 7) == std::string::npos);
+    names.insert(name);
+  }
+  CHECK(names.size() == 20);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a checkpoint that is no regular file, or another user's, is refused", "[train][checkpoint][security]") {
+  const std::string dir = temp_path("foreign");
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/state.ckpt";
+  // A FIFO with something in it: the old reader opened it (or, empty, blocked for ever) and read on.
+  REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+  const int writer = ::open(path.c_str(), O_RDWR | O_NONBLOCK);
+  REQUIRE(writer >= 0);
+  REQUIRE(::write(writer, "xxxxxxxxxxxxxxxx", 16) == 16);
+  CHECK_THROWS_WITH(read_checkpoint(path), Catch::Contains("not a regular file"));
+  ::close(writer);
+  std::filesystem::remove(path);
+
+  std::vector<float> p(100, 2.0f);
+  write_checkpoint(path, sample_header(p.size()), p, p, p);
+  if (::geteuid() != 0) {
+    WARN("not root: the refusal of another user's checkpoint is not tested (it needs chown)");
+  } else {
+    REQUIRE(::chown(path.c_str(), 65534, 65534) == 0);  // nobody's now, as if another user had put it there
+    CHECK_THROWS_WITH(read_checkpoint(path), Catch::Contains("belongs to uid 65534, not to this run's user (uid 0)"));
+    // Through a link of one's own, the file's owner still counts.
+    std::filesystem::create_symlink(path, dir + "/latest.ckpt");
+    CHECK_THROWS_WITH(read_checkpoint(dir + "/latest.ckpt"), Catch::Contains("belongs to uid 65534"));
+    REQUIRE(::chown(path.c_str(), 0, 0) == 0);
+    CHECK(read_checkpoint(dir + "/latest.ckpt").parameters == p);
+  }
   std::filesystem::remove_all(dir);
 }
 

@@ -4,6 +4,7 @@
 #include "topology/xml.hpp"
 #include "gpudirect/text.hpp"
 
+#include <dirent.h>
 #include <hwloc.h>
 
 #include <algorithm>
@@ -144,6 +145,18 @@ Topology collect(hwloc_topology_t raw, std::string source) {
   return topology;
 }
 
+// The discovery components of the plugins this model does not need (below), turned off for each
+// topology through hwloc's API (hwloc >= 2.1): where their plugins are loaded anyway (a process with
+// threads, see keep_hwloc_plugins_loaded), they do not look for displays or start GPU runtimes.
+void skip_unneeded_discovery(hwloc_topology_t raw) {
+#if HWLOC_API_VERSION >= 0x00020100
+  for (const char* component : {"gl", "opencl", "cuda", "nvml", "rsmi", "levelzero"})
+    hwloc_topology_set_components(raw, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, component);  // -1: not built here
+#else
+  (void)raw;
+#endif
+}
+
 HwlocTopology new_topology(const std::string& what) {
   hwloc_topology_t raw = nullptr;
   if (hwloc_topology_init(&raw) != 0) throw TopologyError(what + ": hwloc_topology_init failed (out of memory?)");
@@ -153,6 +166,7 @@ HwlocTopology new_topology(const std::string& what) {
   // The GPUs' local CPUs are a fact of the machine: keep CPUs the process that wrote a file (lstopo
   // in a job's cgroup) or this one may not use; Slurm's own CPU set is applied per task later.
   hwloc_topology_set_flags(raw, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+  skip_unneeded_discovery(raw);
   return topology;
 }
 
@@ -176,21 +190,47 @@ std::string export_xml(hwloc_topology_t raw) {
 // each process that loads a topology time (about 17 ms of CPU on the test machine with Debian's
 // libhwloc-plugins: hwloc_xml_libxml loads libxml2 and ICU, hwloc_gl X11 libraries; the
 // opencl/cuda/nvml/rsmi/levelzero ones load and initialise GPU runtimes where they are built) and
-// only add OS devices under GPUs, which this model never reads. hwloc reads HWLOC_PLUGINS_BLACKLIST when the
-// first topology is created (this one); it is set only for that moment, unless the admin set it.
+// only add OS devices under GPUs, which this model never reads.
+//
+// Which plugins hwloc loads it reads only from the environment (HWLOC_PLUGINS_BLACKLIST, when the
+// first topology is created: this one); hwloc has no API for it. setenv is not thread-safe (another
+// thread's getenv may read a freed array) and slurmstepd, where the plugin runs as root, has
+// threads of its own (its message thread starts before any SPANK callback). So the variable is set
+// only while this process provably has one thread, and removed again at once. slurmstepd, and
+// gpudirect-launch (OpenBLAS starts its thread pool when it is loaded), always have more: there the
+// plugins load (about 2 ms of CPU on the test machine) and skip_unneeded_discovery keeps their
+// components idle. An admin who wants them left out there sets HWLOC_PLUGINS_BLACKLIST in slurmd's
+// environment, which slurmstepd inherits (a job's environment is not slurmstepd's).
 constexpr const char* kUnneededHwlocPlugins = "hwloc_xml_libxml,hwloc_gl,hwloc_opencl,hwloc_cuda,hwloc_nvml,hwloc_rsmi,hwloc_levelzero";
+
+// True only if this process has exactly one thread: then no other thread can start or run while
+// the caller does what needs that. Unknown (no /proc) counts as more.
+bool only_thread() {
+  DIR* tasks = ::opendir("/proc/self/task");
+  if (!tasks) return false;
+  int threads = 0;
+  while (const dirent* entry = ::readdir(tasks))
+    if (entry->d_name[0] != '.') ++threads;
+  ::closedir(tasks);
+  return threads == 1;
+}
+
+// hwloc's first topology, with the unneeded plugins left unloaded when that is safe (see above).
+hwloc_topology_t first_topology() {
+  hwloc_topology_t topology = nullptr;
+  const bool set_list = std::getenv("HWLOC_PLUGINS_BLACKLIST") == nullptr && only_thread();
+  if (set_list) ::setenv("HWLOC_PLUGINS_BLACKLIST", kUnneededHwlocPlugins, 1);
+  if (hwloc_topology_init(&topology) != 0) topology = nullptr;
+  if (set_list) ::unsetenv("HWLOC_PLUGINS_BLACKLIST");
+  return topology;
+}
 
 }  // namespace
 
 void keep_hwloc_plugins_loaded() {
   struct Pin {
-    hwloc_topology_t topology = nullptr;
-    Pin() {
-      const bool admin_list = std::getenv("HWLOC_PLUGINS_BLACKLIST") != nullptr;
-      if (!admin_list) ::setenv("HWLOC_PLUGINS_BLACKLIST", kUnneededHwlocPlugins, 1);
-      if (hwloc_topology_init(&topology) != 0) topology = nullptr;
-      if (!admin_list) ::unsetenv("HWLOC_PLUGINS_BLACKLIST");
-    }
+    hwloc_topology_t topology = first_topology();
+    Pin() = default;
     ~Pin() {
       if (topology) hwloc_topology_destroy(topology);
     }

@@ -2,6 +2,7 @@
 
 #include <elf.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -34,7 +35,8 @@ T byte_swapped(T value) {
 // Bounds-checked reads of the file's integers in its own byte order.
 class Bytes {
  public:
-  Bytes(const std::string& bytes, const std::string& name, bool swap) : bytes_(bytes), name_(name), swap_(swap) {}
+  Bytes(const std::string& bytes, const std::string& name, bool swap)
+      : bytes_(bytes), name_(name), swap_(swap), records_(bytes.size() / sizeof(Elf64_Vernaux)) {}
 
   template <typename T>
   T at(std::uint64_t offset, const char* what) const {
@@ -44,14 +46,29 @@ class Bytes {
     return swap_ ? byte_swapped(value) : value;
   }
 
-  // The NUL-terminated string at `index` of the string table [offset, offset + size).
+  // The NUL-terminated string at `index` of the string table [offset, offset + size), at most
+  // kLongestName bytes: real names are short ("libc.so.6", "GLIBC_2.34"), and a file whose
+  // entries all name one huge string would otherwise cost time and memory by their product.
   std::string string_at(std::uint64_t offset, std::uint64_t size, std::uint64_t index) const {
     if (offset > bytes_.size() || size > bytes_.size() - offset || index >= size) fail("a version name lies outside its string table");
     const char* begin = bytes_.data() + offset + index;
-    const void* end = std::memchr(begin, '\0', size - index);
-    if (!end) fail("a version name runs past its string table");
+    const std::uint64_t searched = std::min<std::uint64_t>(size - index, kLongestName + 1);
+    const void* end = std::memchr(begin, '\0', searched);
+    if (!end)
+      fail(searched > kLongestName ? "a version name is longer than " + std::to_string(kLongestName) + " bytes"
+                                   : std::string("a version name runs past its string table"));
     return std::string(begin, static_cast<const char*>(end));
   }
+
+  // Every version entry read costs one record of a budget of one per 16 bytes of the file (what an
+  // entry takes): entries that overlap or are visited again (a next offset of 1, several version
+  // sections over the same bytes) cannot make the work grow faster than the file.
+  void count_record() {
+    if (records_ == 0) fail("more version entries than the file has room for (entries overlap)");
+    --records_;
+  }
+
+  static constexpr std::uint64_t kLongestName = 256;
 
   [[noreturn]] void fail(const std::string& why) const { throw ElfError(name_ + ": malformed ELF file: " + why); }
 
@@ -59,12 +76,13 @@ class Bytes {
   const std::string& bytes_;
   const std::string& name_;
   bool swap_;
+  std::uint64_t records_;
 };
 
 #define GPUDIRECT_FIELD(type, field) b.at<decltype(type::field)>(base + offsetof(type, field), #type "." #field)
 
 template <typename Class>
-std::vector<VersionNeed> read_needs(const Bytes& b) {
+std::vector<VersionNeed> read_needs(Bytes& b) {
   using Ehdr = typename Class::Ehdr;
   using Shdr = typename Class::Shdr;
   std::uint64_t base = 0;
@@ -97,12 +115,14 @@ std::vector<VersionNeed> read_needs(const Bytes& b) {
     std::uint64_t entry = start;
     for (std::uint64_t n = 0; n < count; ++n) {
       inside(entry, sizeof(Elf64_Verneed));
+      b.count_record();
       base = entry;
       const std::string file = b.string_at(strings, strings_size, GPUDIRECT_FIELD(Elf64_Verneed, vn_file));
       const std::uint64_t auxiliaries = GPUDIRECT_FIELD(Elf64_Verneed, vn_cnt);
       std::uint64_t aux = entry + GPUDIRECT_FIELD(Elf64_Verneed, vn_aux);
       for (std::uint64_t a = 0; a < auxiliaries; ++a) {
         inside(aux, sizeof(Elf64_Vernaux));
+        b.count_record();
         base = aux;
         needs.push_back({file, b.string_at(strings, strings_size, GPUDIRECT_FIELD(Elf64_Vernaux, vna_name))});
         const std::uint64_t next = GPUDIRECT_FIELD(Elf64_Vernaux, vna_next);
@@ -134,7 +154,7 @@ std::vector<VersionNeed> elf_version_needs_of(const std::string& bytes, const st
     throw ElfError(name + ": not an ELF file (no \\x7fELF at its start)");
   const auto data = static_cast<unsigned char>(bytes[EI_DATA]);
   if (data != ELFDATA2LSB && data != ELFDATA2MSB) throw ElfError(name + ": malformed ELF file: unknown byte order");
-  const Bytes reader(bytes, name, (data == ELFDATA2LSB) != little_endian_host());
+  Bytes reader(bytes, name, (data == ELFDATA2LSB) != little_endian_host());
   switch (static_cast<unsigned char>(bytes[EI_CLASS])) {
     case ELFCLASS32:
       return read_needs<Elf32>(reader);

@@ -21,7 +21,9 @@ struct ElfError : std::runtime_error {
 
 // The version-needed entries of the ELF file at `path` (32 or 64 bit, either byte order), in file
 // order; empty for a file that needs no versions. Throws ElfError naming the file and what is
-// wrong when it cannot be read or is no ELF file, or when its version section is malformed.
+// wrong when it cannot be read or is no ELF file, or when its version section is malformed (this
+// includes entries that overlap beyond one per 16 bytes of the file and names over 256 bytes: the
+// file may come from a container image, and its work and memory stay in proportion to its size).
 std::vector<VersionNeed> elf_version_needs(const std::string& path);
 
 // The same from the bytes of a whole file; `name` is for messages.
