@@ -28,6 +28,9 @@ function(gpudirect_installed_binary target)
     endforeach()
   endif()
   set_target_properties(${target} PROPERTIES BUILD_WITH_INSTALL_RPATH ON)
+  # Every relocation resolved at start and the GOT read-only afterwards (full RELRO), as Debian's
+  # hardening flags give packaged programs: root runs these in other users' directories.
+  target_link_options(${target} PRIVATE -Wl,-z,relro -Wl,-z,now)
 endfunction()
 
 # gpudirect_check_loader_finds(<what> <library files>...): a warning for each library the loader
