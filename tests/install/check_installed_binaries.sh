@@ -44,6 +44,9 @@ check_root() {
 }
 
 # The hostile directory: libhwloc.so.15 whose constructor leaves a marker in the current directory.
+# It defines every hwloc function gpudirect-launch imports (empty ones), as a real attacker's would:
+# the binary is linked -z now, so a library that lacks one fails the start before any constructor
+# runs, and the probe below could not see a load.
 hostile=$work/hostile
 mkdir -p "$hostile"
 cat >"$work/fake_hwloc.c" <<'EOF'
@@ -53,6 +56,10 @@ __attribute__((constructor)) static void loaded_from_the_current_directory(void)
   if (marker) fclose(marker);
 }
 EOF
+if [ "$launcher" = 1 ]; then
+  nm -D --undefined-only "$build/launcher/gpudirect-launch" | awk '$2 ~ /^hwloc_/ {sub(/@.*/, "", $2); print "void " $2 "(void) {}"}' \
+    >>"$work/fake_hwloc.c"
+fi
 "$cc" -shared -fPIC -Wl,-soname,libhwloc.so.15 -o "$hostile/libhwloc.so.15" "$work/fake_hwloc.c" ||
   { echo "cannot build the fake libhwloc.so.15 with $cc"; exit 1; }
 # attack NAME BINARY: gpudirect-launch --version from the hostile directory must run, and not load it.
