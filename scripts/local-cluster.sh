@@ -261,9 +261,7 @@ take_claim() {
   fi
   rm -rf "$claim"
   mkdir -m 755 "$claim" || return 1
-  printf '%s
-%s %s
-' "$DIR" "$$" "$(start_time $$)" >"$claim/owner.new" && mv "$claim/owner.new" "$claim/owner"
+  printf '%s\n%s %s\n' "$DIR" "$$" "$(start_time $$)" >"$claim/owner.new" && mv "$claim/owner.new" "$claim/owner"
 }
 
 # drop_claim I: gives instance I back, if DIR holds it
