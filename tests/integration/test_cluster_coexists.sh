@@ -12,8 +12,11 @@ chmod 755 "$user_dir"
 probe=$CLUSTER_DIR/probe
 mkdir -p "$probe"
 sleeper=""
+# stop_srun PID: srun and the helper it forks (which would wait for its step, holding the test's
+# output open)
+stop_srun() { pkill -9 -P "$1" 2>/dev/null; kill -9 "$1" 2>/dev/null; }
 cleanup() {
-  [ -z "$sleeper" ] || kill -9 "$sleeper" 2>/dev/null
+  [ -z "$sleeper" ] || stop_srun "$sleeper"
   "$script" down --dir "$user_dir" >/dev/null 2>&1 9>&-
   rm -rf "$user_dir"
   finish
@@ -82,7 +85,7 @@ expect_eq "a job runs on the test cluster" "node1
 node2" "$(timeout 60 srun -N2 --ntasks-per-node=1 hostname 2>&1 | sort)"
 
 # A step of the user's that is running when the test cluster goes down.
-SLURM_CONF=$user_conf srun -N1 -n1 sleep 120 9>&- &
+SLURM_CONF=$user_conf srun -N1 -n1 sleep 120 9>&- >/dev/null 2>&1 &
 sleeper=$!
 disown "$sleeper"  # its end (killed in cleanup) is no news
 stepd=""
@@ -114,7 +117,7 @@ fi
 # Nodes on localhost ports (--no-netns): the test cluster's step daemons run in no namespace of
 # their own, beside the user's; its down ends its own and no other.
 if cluster up --nodes 1 --no-netns >/dev/null 2>&1; then
-  srun -N1 -n1 sleep 120 9>&- 2>/dev/null &
+  srun -N1 -n1 sleep 120 9>&- >/dev/null 2>&1 &
   own_srun=$!
   disown "$own_srun"
   own=""
@@ -127,7 +130,7 @@ if cluster up --nodes 1 --no-netns >/dev/null 2>&1; then
   done
   [ -n "$own" ] || fail "the --no-netns test cluster's step has a slurmstepd"
   cluster down >/dev/null 2>&1
-  kill -9 "$own_srun" 2>/dev/null
+  stop_srun "$own_srun"
   if [ -n "$own" ] && ! alive "$own"; then pass "down --no-netns ends its own slurmstepd"; else fail "down --no-netns ends its own slurmstepd" "pid $own"; fi
   if [ -n "$stepd" ] && alive "$stepd"; then pass "down --no-netns leaves the user's step alone"; else fail "down --no-netns leaves the user's step alone" "slurmstepd ${stepd:-none}"; fi
 else
