@@ -7,6 +7,7 @@
 source "$(dirname "$0")/lib.sh"
 
 script=$SRC/scripts/local-cluster.sh
+claims=/run/gpudirect-local-cluster
 user_dir=$(mktemp -d /tmp/gpudirect-user.XXXXXX)
 chmod 755 "$user_dir"
 probe=$CLUSTER_DIR/probe
@@ -19,6 +20,11 @@ cleanup() {
   [ -z "$sleeper" ] || stop_srun "$sleeper"
   "$script" down --dir "$user_dir" >/dev/null 2>&1 9>&-
   rm -rf "$user_dir"
+  # the stale claim planted below, where no `up` took it over (an older local-cluster.sh)
+  if [ -n "${stale:-}" ] && [ "$(head -1 "$claims/$stale/owner" 2>/dev/null)" = "$CLUSTER_DIR/gone" ]; then
+    ip link del "gd${stale}br" 2>/dev/null
+    rm -rf "${claims:?}/$stale"
+  fi
   finish
 }
 trap cleanup EXIT
@@ -64,7 +70,6 @@ user_ns=$("$script" netns 1 --dir "$user_dir")
 expect_eq "the user's cluster has instance 0's names" "gd-node1" "$user_ns"
 # A claim whose cluster is gone (its directory removed, its up long ended), with a bridge it left:
 # the next `up --instance auto` takes that instance over and clears what was left.
-claims=/run/gpudirect-local-cluster
 stale=""
 for i in $(seq 1 31); do [ -e "$claims/$i" ] || { stale=$i; break; }; done
 if [ -n "$stale" ] && ! ip link show dev "gd${stale}br" >/dev/null 2>&1; then
