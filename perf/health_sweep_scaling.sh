@@ -33,7 +33,7 @@ sweep() {  # NODES NAME [health options]
 printf '%-6s %-7s %-22s %-8s %-11s %-11s %-13s %-16s %s\n' nodes passes "pairs per pass" "sweep s" "median pair" "srun -N2 s" "ctld CPU s" "RPCs (ctld ms)" "cores busy"
 for n in "${sizes[@]}"; do
   cluster up --nodes "$n" --plugin "$PLUGIN" --plugin-args "$(base_args)" >/dev/null || { echo "cluster of $n did not start"; exit 1; }
-  for nic in enp6s0 enp7s0; do ip netns exec gd-node3 tc qdisc replace dev "$nic" root tbf rate 2mbit burst 64kb latency 1s; done
+  for nic in enp6s0 enp7s0; do ip netns exec "$(node_netns 3)" tc qdisc replace dev "$nic" root tbf rate 2mbit burst 64kb latency 1s; done
   t=$(date +%s%N); srun -N2 true; srun_s=$(seconds_since "$t")
   sdiag -r >/dev/null
   read -r busy0 total0 < <(busy_jiffies)
@@ -63,7 +63,7 @@ done
 
 # --groups at the largest size: node3's limit removed, 1 rank per node.
 n=${sizes[-1]}
-for nic in enp6s0 enp7s0; do ip netns exec gd-node3 tc qdisc del dev "$nic" root 2>/dev/null; done
+for nic in enp6s0 enp7s0; do ip netns exec "$(node_netns 3)" tc qdisc del dev "$nic" root 2>/dev/null; done
 t=$(date +%s%N)
 sweep "$n" "groups-$n" --ntasks-per-node 1 --groups >"$OUT/groups-$n.txt" 2>&1
 rc=$?

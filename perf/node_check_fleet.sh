@@ -20,9 +20,9 @@ check_node_env $NODES
 # health runs PROGRAM check-node --machine-type T --json: check-node.sh gives the first three itself.
 printf '#!/bin/bash\nshift 3\nexec %s "$@"\n' "$CLUSTER_DIR/check-node.sh" >"$CLUSTER_DIR/health-node-check.sh"
 chmod +x "$CLUSTER_DIR/health-node-check.sh"
-ip -n gd-node7 link set enp134s0 down
+ip -n "$(node_netns 7)" link set enp134s0 down
 echo "gpu 6 ecc_volatile 4" >>"$CLUSTER_DIR/node/node33/nvml.conf"
-ip -n gd-node50 link set enp13s0 mtu 9000
+ip -n "$(node_netns 50)" link set enp13s0 mtu 9000
 
 for round in 1 2 3; do
   t=$(date +%s%N)

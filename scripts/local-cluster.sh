@@ -5,6 +5,9 @@
 # a3ultra of an A3 Ultra / A4 node (gVNICs enp0s19 and enp192s20, RoCE netdevs gpu0rdma0 ...
 # gpu7rdma0), or with --machine a4x of an A4X node (enp0s3, enp192s2, gpu0rdma0 ... gpu3rdma0), and
 # 8 fake GPUs through gres (A4X: 4). Everything lives under one directory and `down` removes every trace.
+# Several clusters coexist on one machine (the README's demo, a test's, an admin's real Slurm): each
+# takes an instance number I whose ports, namespaces, bridges, links and subnets are its own, and
+# every command touches only what its own cluster started.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -20,11 +23,9 @@ EPILOG=""
 NODE_PRIVATE=""
 CONSTRAIN_DEVICES=0
 SLURM_GCP=0
-CTL_PORT=16817
-SLURMD_PORT=16818
-BRIDGE=gdbr0
-DATA_BRIDGE=gddata0
-CTL_NET=10.99.0
+WANT_INSTANCE=0  # --instance: 0 (the default cluster: the demo's), N, or auto
+CLAIMS=/run/gpudirect-local-cluster  # CLAIMS/I/owner: the directory of the cluster that holds instance I
+MAX_INSTANCE=31
 MACHINE=a3mega
 GPUS_PER_NODE=8
 CPUS_PER_NODE=16  # more than the machine has (SlurmdParameters=config_overrides): 8 tasks per node fit
@@ -35,16 +36,25 @@ Usage: scripts/local-cluster.sh COMMAND [options]
 
 Commands:
   up        start munge, slurmctld and the nodes (restarts a cluster already running in DIR)
-  down      stop everything `up` started and remove its namespaces and bridges
+  down      stop everything `up` started in DIR and remove its namespaces and bridges (nothing else)
   status    show the daemons and sinfo
   env       print the line that points Slurm clients at this cluster (eval it, or source DIR/env.sh)
   logs      print the tail of every daemon log
   plugin    rewrite plugstack.conf (new steps pick it up; no restart needed)
   demo      build the project, start the cluster with the freshly built plugin, run a job that
             shows every task's GPU/NIC/CPU binding; the cluster stays up afterwards
+  netns N   print the network namespace of node N of the cluster in DIR (e.g. gd-node1)
 
 Options:
-  --dir DIR             state, config and logs (default /tmp/gpudirect-cluster)
+  --dir DIR             state, config and logs (default /tmp/gpudirect-cluster). Created with mode
+                        0755; an existing one must be a directory (no symlink) owned by root and
+                        writable by root alone, in directories that only root can rename entries of
+  --instance I|auto     which of the machine's clusters this is, 0..31 (default 0). Instance 0 has
+                        ports 16817/16818, namespaces gd-node1..., bridges gdbr0 and gddata0,
+                        control subnet 10.99.0.0/24; instance I>0 ports 16817+200*I and up,
+                        namespaces gdI-node1..., bridges gdIbr and gdIdata, subnet 10.99.I.0/24.
+                        auto: the lowest free instance from 1 (0 stays for the demo). `up` refuses an
+                        instance another running cluster holds, or whose ports or names are in use
   --nodes N             number of nodes, 1..64 (default 2)
   --plugin PATH         spank_gpudirect.so to list in plugstack.conf (default: none)
   --plugin-args "ARGS"  its plugstack arguments, e.g. "default=off topology=/path/topo.xml"
@@ -78,6 +88,7 @@ parse_options() {
   while [ $# -gt 0 ]; do
     case "$1" in
       --dir) DIR=${2:?--dir needs a value}; shift 2 ;;
+      --instance) WANT_INSTANCE=${2:?--instance needs a number or auto}; shift 2 ;;
       --nodes) NODES=${2:?--nodes needs a value}; shift 2 ;;
       --plugin) PLUGIN=${2:?--plugin needs a value}; shift 2 ;;
       --plugin-args) PLUGIN_ARGS=${2-}; shift 2 ;;
@@ -93,6 +104,7 @@ parse_options() {
     esac
   done
   case "$NODES" in [1-9]|[1-5][0-9]|6[0-4]) ;; *) die "--nodes must be between 1 and 64" ;; esac
+  case "$WANT_INSTANCE" in auto|[0-9]|[12][0-9]|3[01]) ;; *) die "--instance must be auto or 0..$MAX_INSTANCE, not '$WANT_INSTANCE'" ;; esac
   # CTRL_NIC carries the cluster's own traffic (default route); HOST_NICS are further host-side
   # NICs on their own subnet; DATA_NICS the per-GPU NICs, on the data bridge.
   case "$MACHINE" in
@@ -110,9 +122,202 @@ parse_options() {
   [ -z "$NODE_PRIVATE" ] || [ -d "$NODE_PRIVATE" ] || die "--node-private $NODE_PRIVATE is not a directory"
   [ -z "$NODE_PRIVATE" ] || [ "$NETNS" = 1 ] || die "--node-private needs the nodes' own namespaces (drop --no-netns)"
   [ -z "$PLUGIN" ] || PLUGIN=$(cd "$(dirname "$PLUGIN")" && pwd)/$(basename "$PLUGIN")
-  mkdir -p "$DIR"
-  DIR=$(cd "$DIR" && pwd)
   CONF=$DIR/etc/slurm.conf
+}
+
+# --- the cluster's directory -------------------------------------------------------------------
+# Root writes config, a munge key and device nodes there and reads pid files it then kills: a
+# directory another user owns, or can replace (a symlink in /tmp, a parent they can rename entries
+# of), would let them choose what root writes and kills.
+
+mode_of() { stat -c '%a' "$1"; }
+owner_of() { stat -c '%u' "$1"; }
+
+# safe_parents DIR: every directory above DIR (resolved) is root's, and only root can rename its
+# entries (not writable by group or others, or sticky like /tmp).
+safe_parents() {
+  local p=$1 mode
+  while :; do
+    mode=$((8#$(mode_of "$p")))
+    if [ "$(owner_of "$p")" != 0 ] || { [ $((mode & 8#022)) != 0 ] && [ $((mode & 8#1000)) = 0 ]; }; then
+      die "$p (above the cluster directory) is not root's own (owner uid $(owner_of "$p"), mode $(mode_of "$p")): another user could replace the cluster directory; choose a --dir under root's directories, e.g. /tmp"
+    fi
+    [ "$p" = / ] && return 0
+    p=$(dirname "$p")
+  done
+}
+
+# resolve_dir CREATE: makes DIR absolute (its parents resolved, DIR itself not) and checks it; with
+# CREATE=1 makes it (mode 0755, one mkdir, never through a link) when it does not exist.
+resolve_dir() {
+  local create=$1 parent base
+  case "$DIR" in /*) ;; *) DIR=$PWD/$DIR ;; esac
+  while [ "${DIR%/}" != "$DIR" ] && [ "$DIR" != / ]; do DIR=${DIR%/}; done
+  base=$(basename "$DIR")
+  case "$base" in /|.|..) die "--dir '$DIR': give the cluster its own directory, not / . or .." ;; esac
+  parent=$(cd -P "$(dirname "$DIR")" 2>/dev/null && pwd) || die "the parent of --dir $DIR does not exist: create it first"
+  DIR=${parent%/}/$base
+  CONF=$DIR/etc/slurm.conf
+  safe_parents "$parent"
+  if [ -L "$DIR" ]; then
+    die "$DIR is a symbolic link (to $(readlink "$DIR")): refusing to use it as the cluster directory; remove it (rm $DIR) or give another --dir"
+  elif [ -e "$DIR" ]; then
+    [ -d "$DIR" ] || die "$DIR exists and is not a directory: remove it or give another --dir"
+    [ "$(owner_of "$DIR")" = 0 ] || die "$DIR is owned by uid $(owner_of "$DIR"), not root: refusing to use it as the cluster directory; remove it (rm -rf $DIR) or give another --dir"
+    [ $((8#$(mode_of "$DIR") & 8#022)) = 0 ] || die "$DIR is writable by group or others (mode $(mode_of "$DIR")): refusing to use it as the cluster directory; remove it or give another --dir"
+  elif [ "$create" = 1 ]; then
+    mkdir -m 755 "$DIR" || die "could not create $DIR"
+  else
+    return 1
+  fi
+}
+
+# --- instances: what one cluster owns on this machine --------------------------------------------
+
+# use_instance I: the names, ports and subnets of instance I. Instance 0 keeps the names the docs
+# show (gd-node1, gdbr0); the others' names match none of instance 0's, so an older
+# local-cluster.sh that cleans up by pattern never takes them for its own.
+use_instance() {
+  INSTANCE=$1
+  CTL_PORT=$((16817 + 200 * INSTANCE))
+  SLURMD_PORT=$((CTL_PORT + 1))  # --no-netns: node i listens on SLURMD_PORT + 100 + i (< CTL_PORT + 200)
+  CTL_NET=10.99.$INSTANCE
+  if [ "$INSTANCE" = 0 ]; then
+    NS_PREFIX=gd-node BRIDGE=gdbr0 DATA_BRIDGE=gddata0 VETH_PREFIX=gd VETH_NODE=""
+    LINK_RE='^gd(c[0-9]+|[0-9]+[dh][0-9]+)$'
+  else
+    NS_PREFIX=gd$INSTANCE-node BRIDGE=gd${INSTANCE}br DATA_BRIDGE=gd${INSTANCE}data VETH_PREFIX=gd$INSTANCE VETH_NODE=n
+    LINK_RE="^gd$INSTANCE(c[0-9]+|n[0-9]+[dh][0-9]+)\$"
+  fi
+}
+data_net() { echo "10.98.$((8 * INSTANCE + $1))"; }  # data NIC k (k < 8)
+host_net() { echo "10.97.$((2 * INSTANCE + $1))"; }  # host NIC k (k < 2)
+ctl_veth() { echo "${VETH_PREFIX}c$1"; }
+data_veth() { echo "$VETH_PREFIX$VETH_NODE${1}d$2"; }
+host_veth() { echo "$VETH_PREFIX$VETH_NODE${1}h$2"; }
+# own_netns: this instance's node namespaces that exist now
+own_netns() { ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^${NS_PREFIX}[0-9]+\$" || true; }
+own_links() { ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | cut -d@ -f1 | grep -E "$LINK_RE" || true; }
+
+# start_time PID: the process's start (clock ticks since boot), to tell it from a later one with its pid
+start_time() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk '{print $20}'; }
+
+# daemons_alive DIR: a munged, slurmctld or slurmd that the cluster in DIR started is running
+daemons_alive() {
+  local f pid
+  for f in "$1"/run/slurmctld.pid "$1"/munge/munged.pid "$1"/run/slurmd-*.pid; do
+    [ -f "$f" ] || continue
+    pid=$(cat "$f" 2>/dev/null) || continue
+    [[ "$pid" =~ ^[0-9]+$ ]] || continue
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$1/" && return 0
+  done
+  return 1
+}
+
+# claim_holder I: the directory of the running cluster that holds instance I (empty: none). A claim
+# whose cluster is gone (its daemons and its `up` ended, its directory moved on) is stale.
+claim_holder() {
+  local claim=$CLAIMS/$1 owner pid start
+  [ -d "$claim" ] || return 0
+  if [ ! -f "$claim/owner" ]; then
+    # being written by an `up` that has just made it; one older than a minute was abandoned
+    [ -n "$(find "$claim" -maxdepth 0 -mmin -1)" ] && echo "(an up in progress)"
+    return 0
+  fi
+  { read -r owner; read -r pid start; } <"$claim/owner" || true
+  [ "$owner" = "$DIR" ] && { echo "$owner"; return 0; }
+  if [ -n "${pid:-}" ] && [ "$(start_time "$pid")" = "${start:-}" ]; then echo "$owner"; return 0; fi
+  [ "$(cat "$owner/instance" 2>/dev/null)" = "$1" ] && daemons_alive "$owner" && echo "$owner"
+  return 0
+}
+
+# with_claims_lock COMMAND...: claims are read and changed under one lock
+with_claims_lock() {
+  if [ -L "$CLAIMS" ] || { [ -e "$CLAIMS" ] && { [ ! -d "$CLAIMS" ] || [ "$(owner_of "$CLAIMS")" != 0 ] || [ $((8#$(mode_of "$CLAIMS") & 8#022)) != 0 ]; }; }; then
+    die "$CLAIMS is not a directory of root's own (a link, or writable by others): remove it"
+  fi
+  [ -d "$CLAIMS" ] || mkdir -m 755 "$CLAIMS" 2>/dev/null || [ -d "$CLAIMS" ] || die "could not create $CLAIMS"
+  local fd status=0
+  exec {fd}>"$CLAIMS/lock"
+  flock -w 60 "$fd" || die "$CLAIMS/lock was held for a minute"
+  "$@" || status=$?
+  exec {fd}>&-
+  return "$status"
+}
+
+# take_claim I (under the claims lock): instance I for DIR, if no running cluster holds it (a stale
+# claim is taken over)
+take_claim() {
+  local holder claim=$CLAIMS/$1
+  holder=$(claim_holder "$1")
+  [ -z "$holder" ] || [ "$holder" = "$DIR" ] || return 1
+  local stale
+  stale=$(head -1 "$claim/owner" 2>/dev/null || true)
+  if [ -n "$stale" ] && [ "$stale" != "$DIR" ]; then
+    # its cluster ended without `down` (killed, or the machine's daemons died): what is left of its
+    # namespaces and bridges is no one's now
+    say "instance $1: taking it over from $stale, whose cluster is gone; removing what is left of its network"
+    remove_network "$1"
+  fi
+  rm -rf "$claim"
+  mkdir -m 755 "$claim" || return 1
+  printf '%s\n%s %s\n' "$DIR" "$$" "$(start_time $$)" >"$claim/owner.new" && mv "$claim/owner.new" "$claim/owner"
+}
+
+# drop_claim I: gives instance I back, if DIR holds it
+drop_claim() {
+  [ "$(head -1 "$CLAIMS/$1/owner" 2>/dev/null)" = "$DIR" ] && rm -rf "${CLAIMS:?}/$1"
+  return 0
+}
+
+# in_use: what of this instance is taken on this machine now (empty: all free)
+in_use() {
+  local port ports=("$CTL_PORT" "$SLURMD_PORT") i busy=()
+  if [ "$NETNS" = 0 ]; then for i in $(seq 1 "$NODES"); do ports+=($((SLURMD_PORT + 100 + i))); done; fi
+  for port in "${ports[@]}"; do
+    [ -z "$(ss -Hltn "sport = :$port" 2>/dev/null)" ] || busy+=("port $port")
+  done
+  if [ "$NETNS" = 1 ]; then
+    local ns link
+    for ns in $(own_netns); do busy+=("namespace $ns"); done
+    for link in "$BRIDGE" "$DATA_BRIDGE" $(own_links); do
+      ip link show dev "$link" >/dev/null 2>&1 && busy+=("link $link")
+    done
+    [ -z "$(ip -4 -o addr show to "$CTL_NET.0/24" 2>/dev/null)" ] || busy+=("subnet $CTL_NET.0/24")
+  fi
+  echo "${busy[*]}"
+}
+
+# claim_instance: takes the instance --instance names (auto: the lowest free from 1) for DIR, and
+# checks that its ports and names are free; records it in DIR/instance.
+claim_instance() {
+  local candidates i holder busy
+  if [ "$WANT_INSTANCE" = auto ]; then candidates=$(seq 1 "$MAX_INSTANCE"); else candidates=$WANT_INSTANCE; fi
+  for i in $candidates; do
+    use_instance "$i"
+    if ! with_claims_lock take_claim "$i"; then
+      [ "$candidates" = "$i" ] || continue
+      holder=$(with_claims_lock claim_holder "$i")
+      die "instance $i (ports $CTL_PORT/$SLURMD_PORT, namespaces $NS_PREFIX*, bridge $BRIDGE) belongs to the cluster in $holder, which is running: stop it ($0 down --dir $holder) or give --instance auto"
+    fi
+    busy=$(in_use)
+    if [ -n "$busy" ]; then
+      with_claims_lock drop_claim "$i"
+      [ "$candidates" = "$i" ] || continue
+      die "instance $i is in use on this machine though no cluster of ours holds it ($busy): another Slurm or network uses it; give --instance auto"
+    fi
+    echo "$i" >"$DIR/instance"
+    return 0
+  done
+  die "no free instance among 1..$MAX_INSTANCE (each running cluster holds one; see $CLAIMS)"
+}
+
+# recorded_instance: the instance of the cluster last started in DIR; a directory an older
+# local-cluster.sh started (a config, no record) used instance 0's names. Empty: none.
+recorded_instance() {
+  local i
+  i=$(cat "$DIR/instance" 2>/dev/null || true)
+  case "$i" in [0-9]|[12][0-9]|3[01]) echo "$i" ;; "") [ ! -f "$CONF" ] || echo 0 ;; esac
 }
 
 need_root() { [ "$(id -u)" -eq 0 ] || die "run as root (it starts daemons and creates network namespaces)"; }
@@ -133,7 +338,7 @@ slurm_at_least() {
 }
 
 node_name() { echo "node$1"; }
-netns_name() { echo "gd-node$1"; }
+netns_name() { echo "$NS_PREFIX$1"; }
 
 write_plugstack() {
   if [ -n "$PLUGIN" ]; then
@@ -242,10 +447,10 @@ start_munge() {
 # pairs): here the namespaces and veth pairs, host ends on the bridges (control NIC and host NICs on
 # BRIDGE, data NICs on DATA_BRIDGE); then inside each namespace its addresses and default route.
 make_network() {
-  ip link add "$BRIDGE" type bridge 2>/dev/null || true
+  ip link add "$BRIDGE" type bridge || die "could not create bridge $BRIDGE"
   ip addr replace "$CTL_NET.1/24" dev "$BRIDGE"
   ip link set "$BRIDGE" up
-  ip link add "$DATA_BRIDGE" type bridge 2>/dev/null || true
+  ip link add "$DATA_BRIDGE" type bridge || die "could not create bridge $DATA_BRIDGE"
   ip link set "$DATA_BRIDGE" up
   local i k ns host_batch=$DIR/run/links.batch
   : >"$host_batch"
@@ -258,9 +463,9 @@ make_network() {
     ns=$(netns_name "$i")
     ip netns add "$ns"
     printf 'link set lo up\n' >"$DIR/run/$ns.batch"
-    veth "gdc$i" "$CTRL_NIC" "$BRIDGE" "$CTL_NET.$((10 + i))"
-    for k in "${!HOST_NICS[@]}"; do veth "gd${i}h$k" "${HOST_NICS[$k]}" "$BRIDGE" "10.97.$k.$((10 + i))"; done
-    for k in "${!DATA_NICS[@]}"; do veth "gd${i}d$k" "${DATA_NICS[$k]}" "$DATA_BRIDGE" "10.98.$k.$((10 + i))"; done
+    veth "$(ctl_veth "$i")" "$CTRL_NIC" "$BRIDGE" "$CTL_NET.$((10 + i))"
+    for k in "${!HOST_NICS[@]}"; do veth "$(host_veth "$i" "$k")" "${HOST_NICS[$k]}" "$BRIDGE" "$(host_net "$k").$((10 + i))"; done
+    for k in "${!DATA_NICS[@]}"; do veth "$(data_veth "$i" "$k")" "${DATA_NICS[$k]}" "$DATA_BRIDGE" "$(data_net "$k").$((10 + i))"; done
     printf 'route add default via %s\n' "$CTL_NET.1" >>"$DIR/run/$ns.batch"
   done
   ip -batch "$host_batch" || die "could not create the nodes' links (ip -batch $host_batch)"
@@ -300,47 +505,87 @@ wait_idle() {
   return 1
 }
 
+# kill_tree PID: the process and everything below it
+kill_tree() {
+  local child
+  for child in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$child"; done
+  kill -9 "$1" 2>/dev/null || true
+}
+
+# own_stepds: the slurmstepd this cluster's slurmd started: a slurmstepd keeps its slurmd's working
+# directory (DIR/log) and log file (DIR/log/slurmd-NODE.log). Only those of this root: one in a
+# clean root (the release matrix's) sees its paths from there.
+own_stepds() {
+  local pid fd root
+  root=$(stat -L -c '%d:%i' /)
+  for pid in $(pgrep -x slurmstepd 2>/dev/null); do
+    [ "$(stat -L -c '%d:%i' "/proc/$pid/root" 2>/dev/null)" = "$root" ] || continue
+    if [ "$(readlink "/proc/$pid/cwd" 2>/dev/null)" = "$DIR/log" ]; then echo "$pid"; continue; fi
+    for fd in /proc/"$pid"/fd/*; do
+      if [[ "$(readlink "$fd" 2>/dev/null)" == "$DIR/log/"* ]]; then echo "$pid"; break; fi
+    done
+  done
+}
+
+# stop_all: ends what the cluster in DIR started and nothing else: its daemons (their pid files and
+# command lines name DIR), its steps (its slurmstepd, and what runs in its node
+# namespaces), its namespaces, bridges and links (its own instance's names, and only while no other
+# running cluster holds that instance), and gives its instance back.
 stop_all() {
-  local f pid
+  local f pid re
+  re=$(printf '%s' "$DIR" | sed 's/[][\.*^$+?(){}|]/\\&/g')
   for f in "$DIR"/run/slurmd-*.pid "$DIR"/run/slurmctld.pid "$DIR"/munge/munged.pid; do
     [ -f "$f" ] || continue
     pid=$(cat "$f" 2>/dev/null || true)
-    [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+    [[ "$pid" =~ ^[0-9]+$ ]] || continue
+    if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$DIR/"; then kill "$pid" 2>/dev/null || true; fi
   done
-  # slurmstepd of unfinished steps, and anything else started with this config
-  pkill -f "slurmd -f $DIR/etc/slurm.conf" 2>/dev/null || true
-  pkill -f "slurmctld -f $DIR/etc/slurm.conf" 2>/dev/null || true
-  pkill -f "munged --key-file=$DIR/" 2>/dev/null || true
+  # anything else started with this config (DIR as a regular expression: its dots are dots)
+  pkill -f "slurmd -f $re/etc/slurm\.conf( |\$)" 2>/dev/null || true
+  pkill -f "slurmctld -f $re/etc/slurm\.conf( |\$)" 2>/dev/null || true
+  pkill -f "munged --key-file=$re/" 2>/dev/null || true
   local deadline=$((SECONDS + 10))
-  while [ $SECONDS -lt $deadline ] && pgrep -f "(slurmd|slurmctld) -f $DIR/etc/slurm.conf" >/dev/null; do sleep 0.1; done
-  pkill -9 -f "(slurmd|slurmctld) -f $DIR/etc/slurm.conf" 2>/dev/null || true
-  # Unfinished steps' slurmstepd and tasks: whatever is left in this cluster's node namespaces, and
-  # (nodes on localhost ports) a slurmstepd in this shell's own pid namespace. Never every
-  # slurmstepd the host can see: that killed the steps of another cluster in a pid namespace of its
-  # own (the release matrix's, which CI runs beside this one), and its srun waited for ever.
-  local ns pid
-  for ns in $(ip netns list 2>/dev/null | awk '/^gd-node/ {print $1}'); do
+  while [ $SECONDS -lt $deadline ] && pgrep -f "(slurmd|slurmctld) -f $re/etc/slurm\.conf( |\$)" >/dev/null; do sleep 0.1; done
+  pkill -9 -f "(slurmd|slurmctld) -f $re/etc/slurm\.conf( |\$)" 2>/dev/null || true
+  # Unfinished steps: this cluster's slurmstepd (with --no-netns they run beside every other
+  # process of this machine), with their tasks.
+  for pid in $(own_stepds); do kill_tree "$pid"; done
+  rm -f "$DIR"/run/*.pid "$DIR"/munge/munged.pid
+  local instance
+  instance=$(recorded_instance)
+  [ -z "$instance" ] || with_claims_lock remove_network "$instance"
+  # state of the previous incarnation would bring old jobs back
+  rm -rf "$DIR/state" "$DIR/spool"
+}
+
+# remove_network I (under the claims lock): the namespaces (and what runs in them), bridges and
+# links of instance I, if DIR holds it or no running cluster does; then gives the claim back.
+remove_network() {
+  local holder ns pid link
+  holder=$(claim_holder "$1")
+  if [ -n "$holder" ] && [ "$holder" != "$DIR" ]; then
+    say "instance $1 now belongs to the cluster in $holder: leaving its namespaces and bridges alone"
+    return 0
+  fi
+  use_instance "$1"
+  for ns in $(own_netns); do
     for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
   done
-  pkill -9 --ns $$ --nslist pid slurmstepd 2>/dev/null || true
-  rm -f "$DIR"/run/*.pid "$DIR"/munge/munged.pid
-  for ns in $(ip netns list 2>/dev/null | awk '/^gd-node/ {print $1}'); do ip netns del "$ns" 2>/dev/null || true; done
+  for ns in $(own_netns); do ip netns del "$ns" 2>/dev/null || true; done
   ip link del "$BRIDGE" 2>/dev/null || true
   ip link del "$DATA_BRIDGE" 2>/dev/null || true
   # A namespace the kernel has not freed yet (a test killed its processes) keeps its veths; their
   # host ends would collide with the next `up`. Deleting one end deletes the pair.
-  local link
-  for link in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | cut -d@ -f1 | grep -E '^gd(c[0-9]+|[0-9]+[dh][0-9]+)$'); do
-    ip link del "$link" 2>/dev/null || true
-  done
-  # state of the previous incarnation would bring old jobs back
-  rm -rf "$DIR/state" "$DIR/spool"
+  for link in $(own_links); do ip link del "$link" 2>/dev/null || true; done
+  drop_claim "$1"
 }
 
 cmd_up() {
   need_root; need_tools
   local started=$SECONDS
   stop_all
+  claim_instance
+  say "instance $INSTANCE: ports $CTL_PORT/$SLURMD_PORT$([ "$NETNS" = 1 ] && echo ", namespaces $(netns_name 1)..., bridges $BRIDGE and $DATA_BRIDGE, $CTL_NET.0/24")"
   say "config in $DIR/etc (nodes: $NODES, $([ "$NETNS" = 1 ] && echo "network namespaces" || echo "localhost ports"), $GPUS_PER_NODE fake GPUs each)"
   write_config
   [ -n "$PLUGIN" ] && say "plugstack.conf: required $PLUGIN $PLUGIN_ARGS"
@@ -354,8 +599,17 @@ cmd_up() {
 
 cmd_down() {
   need_root
+  [ "$HAVE_DIR" = 1 ] || { say "no cluster in $DIR"; return 0; }
   stop_all
   say "stopped; removed namespaces and bridges"
+}
+
+cmd_netns() {
+  local instance
+  instance=$(recorded_instance)
+  [ -n "$instance" ] || die "no cluster was started in $DIR"
+  use_instance "$instance"
+  case "$1" in [1-9]|[1-5][0-9]|6[0-4]) netns_name "$1" ;; *) die "netns needs a node number 1..64" ;; esac
 }
 
 cmd_status() {
@@ -405,15 +659,24 @@ main() {
   case "$command" in
     -h|--help|help) usage; exit 0 ;;
   esac
+  local node=""
+  if [ "$command" = netns ]; then node=${1:-}; [ $# -eq 0 ] || shift; fi
   parse_options "$@"
+  # The directory first: root writes, reads and kills by what it holds. up and demo make it.
+  HAVE_DIR=1
+  case "$command" in
+    up|demo) need_root; resolve_dir 1 ;;
+    *) resolve_dir 0 || HAVE_DIR=0 ;;
+  esac
   case "$command" in
     up) cmd_up ;;
     down) cmd_down ;;
     status) cmd_status ;;
     env) echo "export SLURM_CONF=$CONF" ;;
-    logs) tail -n 20 "$DIR"/log/*.log ;;
+    logs) tail -n 20 "$DIR"/log/*.log ;;  # (a missing DIR: tail says so)
     plugin) cmd_plugin ;;
     demo) cmd_demo ;;
+    netns) cmd_netns "$node" ;;
     *) die "unknown command '$command' (try --help)" ;;
   esac
 }

@@ -26,7 +26,7 @@ EOC
     mkdir -p "$CLUSTER_DIR/node/$node/etc/profile.d"
     echo "count 8" >"$CLUSTER_DIR/node/$node/nvml.conf"
     echo "[    1.0] Linux version 6.1" >"$CLUSTER_DIR/node/$node/kmsg"
-    nsenter --mount --target "$(cat "$CLUSTER_DIR/run/slurmd-$node.pid")" --net=/run/netns/gd-$node mount -t sysfs sysfs "$CLUSTER_DIR/sys"
+    nsenter --mount --target "$(cat "$CLUSTER_DIR/run/slurmd-$node.pid")" --net="/run/netns/$(node_netns "$i")" mount -t sysfs sysfs "$CLUSTER_DIR/sys"
   done
   cat >"$CLUSTER_DIR/check-node.sh" <<EOS
 #!/bin/bash

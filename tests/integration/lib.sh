@@ -15,7 +15,9 @@ failed=0
 skipped=0
 
 [ "$(id -u)" -eq 0 ] || { echo "integration tests need root (Slurm daemons, network namespaces)"; exit 1; }
-# One local cluster at a time on this machine: ports, bridges and gd-node* namespaces are shared.
+# One test cluster at a time on this machine. Each cluster has ports, namespaces and bridges of its
+# own (local-cluster.sh --instance auto: never the demo's instance 0, nor another running one's), so a
+# user's cluster may run beside a test; the lock keeps the tests, which load the machine, one by one.
 exec 9>/tmp/gpudirect-local-cluster.lock
 flock -w 1200 9 || { echo "another local-cluster test held the lock for 20 minutes"; exit 1; }
 [ -f "$PLUGIN" ] || { echo "no plugin at $PLUGIN: build first"; exit 1; }
@@ -55,7 +57,9 @@ done
 export PATH=$CLUSTER_DIR/bin:$PATH
 
 # 9>&-: the daemons the cluster starts must not inherit (and keep holding) the machine-wide lock.
-cluster() { "$SRC/scripts/local-cluster.sh" "$@" --dir "$CLUSTER_DIR" 9>&-; }
+cluster() { "$SRC/scripts/local-cluster.sh" "$@" --dir "$CLUSTER_DIR" --instance auto 9>&-; }
+# node_netns N: the network namespace of node N of this test's cluster (after `up`)
+node_netns() { cluster netns "$1"; }
 base_args() { echo "default=off topology=$TOPOLOGY lib_dir=$LIB_DIR profile_dir=$SRC/profiles $*"; }
 cluster_up() { cluster up --plugin "$PLUGIN" --plugin-args "$(base_args "$@")" >/dev/null || { echo "cluster did not start"; exit 1; }; }
 set_plugin_args() { cluster plugin --plugin "$PLUGIN" --plugin-args "$*" >/dev/null; }

@@ -21,8 +21,8 @@ expect_eq "healthy nodes: srun exits 0" "0" "$rc"
 expect_eq "healthy nodes: each says OK" "$(for i in $(seq 1 $NODES); do echo "gpudirect check-node: node$i: OK as a local-a3mega"; done)" "$(sort -V <<<"$out")"
 
 # 1. One fault per node.
-ip -n gd-node2 link set enp7s0 down
-ip -n gd-node3 link set enp13s0 mtu 9000
+ip -n "$(node_netns 2)" link set enp7s0 down
+ip -n "$(node_netns 3)" link set enp13s0 mtu 9000
 echo "gpu 3 ecc_volatile 2" >>"$CLUSTER_DIR/node/node4/nvml.conf"
 echo "export NCCL_NET=gIB" >"$CLUSTER_DIR/node/node5/etc/profile.d/nccl-gib.sh"
 echo "[  812.5] NVRM: Xid (PCI:0000:0a:00): 79, pid=4242, name=python, GPU has fallen off the bus." >>"$CLUSTER_DIR/node/node6/kmsg"
@@ -54,8 +54,8 @@ expect_contains "drained nodes say so" "gpudirect check-node: node4: 1 failing c
 expect_eq "nothing else in service" "node1 " "$(in_service_nodes)"
 
 # Faults removed, nodes back.
-ip -n gd-node2 link set enp7s0 up
-ip -n gd-node3 link set enp13s0 mtu 1500
+ip -n "$(node_netns 2)" link set enp7s0 up
+ip -n "$(node_netns 3)" link set enp13s0 mtu 1500
 for i in $(seq 1 $NODES); do
   echo "count 8" >"$CLUSTER_DIR/node/node$i/nvml.conf"
   echo "[    1.0] Linux version 6.1" >"$CLUSTER_DIR/node/node$i/kmsg"
@@ -125,7 +125,7 @@ cluster up --plugin "$PLUGIN" --plugin-args "$(base_args)" --nodes 2 --prolog "$
 check_node_env 2
 out=$(timeout 60 srun -w node1 -N1 bash -c 'echo ran on $(hostname)' 2>&1)
 expect_eq "prolog: a job on the healthy node runs" "ran on node1" "$out"
-ip -n gd-node2 link set enp14s0 down
+ip -n "$(node_netns 2)" link set enp14s0 down
 job=$(sbatch --parsable -w node2 -N1 --output=/dev/null --wrap "touch $CLUSTER_DIR/ran-on-node2")
 for _ in $(seq 150); do [ "$(reason_of node2)" != none ] && [ -n "$(reason_of node2)" ] && break; sleep 0.2; done
 expect_eq "prolog: node2 (enp14s0 down) drained with our reason" "unspecified" "$(reason_of node2)"

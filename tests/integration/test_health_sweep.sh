@@ -11,7 +11,7 @@ cluster up --nodes 4 --plugin "$PLUGIN" --plugin-args "$(base_args)" >/dev/null 
 work=$CLUSTER_DIR/health
 mkdir -p "$work"
 SLOW=node3
-SLOW_NS=gd-node3
+SLOW_NS=$(node_netns 3)
 
 # Tiny sizes and few iterations: the pairs measure in seconds. 2 ranks per node, each on the NIC
 # the plugin gives its GPU (--gpu-direct=tcpxo). The threshold is relative to the sweep's median:

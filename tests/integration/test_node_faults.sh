@@ -12,7 +12,7 @@ fails_with() {  # NAME NEEDLE: the last run failed (srun non-zero) with NEEDLE i
 }
 
 # 1. A node whose data NIC is named otherwise than the topology file says (enp6s0 -> eth1 on node2).
-ip -n gd-node2 link set enp6s0 down && ip -n gd-node2 link set enp6s0 name eth1 && ip -n gd-node2 link set eth1 up
+ip -n "$(node_netns 2)" link set enp6s0 down && ip -n "$(node_netns 2)" link set enp6s0 name eth1 && ip -n "$(node_netns 2)" link set eth1 up
 run srun -w node2 -N1 -n1 --gpus-per-task=1 --gpu-direct=tcpxo true
 fails_with "NIC renamed on node2" "on node2: the topology (hwloc-xml:$TOPOLOGY) names network interface enp6s0 that this node does not have (it has "
 expect_contains "NIC renamed: the fix" "set topology= in plugstack.conf to a file saved on such a node" "$out"
@@ -20,7 +20,7 @@ run srun -w node1 -N1 -n1 --gpus-per-task=1 --gpu-direct=tcpxo bash -c 'echo $GP
 expect_eq "NIC names as in the topology on node1: the step runs" "tcpxo enp6s0,enp7s0,enp13s0,enp14s0,enp134s0,enp135s0,enp141s0,enp142s0" "$out"
 run srun -w node2 -N1 -n1 --gpus-per-task=1 --gpu-direct=off true
 [ $rc -eq 0 ] && pass "NIC renamed, --gpu-direct=off: the step runs" || fail "mode off failed on the renamed node" "$out"
-ip -n gd-node2 link set eth1 down && ip -n gd-node2 link set eth1 name enp6s0 && ip -n gd-node2 link set enp6s0 up
+ip -n "$(node_netns 2)" link set eth1 down && ip -n "$(node_netns 2)" link set eth1 name enp6s0 && ip -n "$(node_netns 2)" link set enp6s0 up
 
 # 2. RxDM ready, then gone. The plugin checks readiness once per step and node, before the tasks
 # fork; a later step sees it gone. Socket form: RxDM died and left its socket file behind.

@@ -105,9 +105,9 @@ timeout 120 srun -N2 --ntasks-per-node=2 --gpu-direct=tcpxo "$LAUNCH" --timeout 
 job=$!
 if wait_running "$log"; then
   start=$EPOCHREALTIME
-  ip netns exec gd-node1 ip link set enp6s0 down
+  ip netns exec "$(node_netns 1)" ip link set enp6s0 down
   await_end $job
-  ip netns exec gd-node1 ip link set enp6s0 up
+  ip netns exec "$(node_netns 1)" ip link set enp6s0 up
   # Measured 5.3-6.6 s: --timeout without progress, then the report.
   check "srun, data link cut on node1 (enp6s0, --timeout 5)" "$rc" "$took" 10 "$log" \
     "rank [0-3] on node[12]( is unreachable from rank [0-3] on node[12]: no progress for 5.0 s \(--timeout\)|: a transfer with it from rank [0-3] on node[12] failed).*, during all_reduce of 16777216 bytes" \

@@ -112,9 +112,9 @@ if result=$(same_as_reference "$CLUSTER_DIR/timelimit.jsonl" $LONG_STEPS); then 
 id=$(TIMEOUT=10 submit nodeloss) || { fail "sbatch (node loss)"; summary; exit 1; }
 if wait_steps "$CLUSTER_DIR/nodeloss.jsonl" 50 120; then
   first_nodes=$(job_field "$id" NodeList)
-  for link in $(ip -n gd-node2 -o link show | awk -F': ' '$2 != "lo" {print $2}' | cut -d@ -f1); do ip -n gd-node2 link set "$link" down; done
+  for link in $(ip -n "$(node_netns 2)" -o link show | awk -F': ' '$2 != "lo" {print $2}' | cut -d@ -f1); do ip -n "$(node_netns 2)" link set "$link" down; done
   lost=$SECONDS
-  for pid in $(ip netns pids gd-node2); do kill -9 "$pid" 2>/dev/null; done
+  for pid in $(ip netns pids "$(node_netns 2)"); do kill -9 "$pid" 2>/dev/null; done
   deadline=$((SECONDS + 40))
   while [ $SECONDS -lt $deadline ] && ! grep -q "node2" <(grep -iE "error|fail|lost|timed out|no progress" "$CLUSTER_DIR/nodeloss.out"); do sleep 0.2; done
   took=$((SECONDS - lost))

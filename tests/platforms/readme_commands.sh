@@ -7,9 +7,10 @@
 # Both commands install their packages with scripts/install-deps.sh, which needs the archive; the
 # local cluster must not meet the host's (CI may run its own). So install-deps.sh runs first on its
 # own with the host's network, and the two commands then run in a network namespace of their own,
-# where their install-deps.sh finds everything present. run-tests.sh's Debian 11 stage (a nested
-# root made with debootstrap) needs the archive too: it is left out here (GPUDIRECT_OTHER_RELEASES=);
-# CI runs it on the host.
+# where their install-deps.sh finds everything present. They run as a user runs them: one after the
+# other in ONE shell, so the demo's cluster (which stays up) is still up while the tests start their
+# clusters beside it. run-tests.sh's Debian 11 stage (a nested root made with debootstrap) needs the
+# archive too: it is left out here (GPUDIRECT_OTHER_RELEASES=); CI runs it on the host.
 #
 # Not part of CI (a full CI run per release). Needs root, debootstrap, unshare, pivot_root and the
 # Debian archive.
@@ -73,16 +74,22 @@ for suite in "${suites[@]}"; do
   deps_secs=$((SECONDS - started))
   # The namespace without DNS: an empty resolv.conf, or every lookup stalls about 20 s (lib_root.sh).
   : >"$root/etc/resolv.conf"
+  # One namespace, one shell: each command's outcome is a line in the log ("readme-result: ...").
+  commands='cd /root/gpudirect-slurm && export GPUDIRECT_OTHER_RELEASES=
+    for command in "scripts/local-cluster.sh demo" "scripts/run-tests.sh"; do
+      t0=$SECONDS
+      echo "[$(date -u +%H:%M:%S)] readme_commands: $command"
+      if $command; then outcome="passed in $((SECONDS - t0)) s"; else outcome="FAILED after $((SECONDS - t0)) s"; fi
+      echo "readme-result: $command: $outcome"
+    done'
+  say "$suite: scripts/local-cluster.sh demo, then scripts/run-tests.sh, in one shell"
+  root_run --net private --cgroups "$run_id-$suite" --hostname "readme-$suite" "$root" -- bash -c "$commands" >>"$log" 2>&1 || true
   for command in "scripts/local-cluster.sh demo" "scripts/run-tests.sh"; do
-    t0=$SECONDS
-    say "$suite: $command"
-    if root_run --net private --cgroups "$run_id-$suite" --hostname "readme-$suite" "$root" -- \
-      bash -c "cd /root/gpudirect-slurm && GPUDIRECT_OTHER_RELEASES= $command" >>"$log" 2>&1; then
-      results+=("$suite: $command: passed in $((SECONDS - t0)) s")
-    else
-      results+=("$suite: $command: FAILED after $((SECONDS - t0)) s (log $log)")
-      status=1
-    fi
+    outcome=$(sed -n "s|^readme-result: $command: ||p" "$log" | tail -1)
+    case "$outcome" in
+      passed*) results+=("$suite: $command: $outcome") ;;
+      *) results+=("$suite: $command: ${outcome:-FAILED (no result)} (log $log)"); status=1 ;;
+    esac
   done
   results+=("$suite: root and packages $deps_secs s, all $((SECONDS - started)) s")
 done
