@@ -10,9 +10,7 @@ CLUSTER_DIR=$(mktemp -d /tmp/gpudirect-it.XXXXXX)
 chmod 755 "$CLUSTER_DIR"
 TOPOLOGY=$SRC/tests/fixtures/local-a3mega-2cpu.xml
 LIB_DIR=$CLUSTER_DIR/tcpxo-lib
-passed=0
-failed=0
-skipped=0
+source "$SRC/tests/integration/checks.sh"
 
 [ "$(id -u)" -eq 0 ] || { echo "integration tests need root (Slurm daemons, network namespaces)"; exit 1; }
 # One test cluster at a time on this machine. Each cluster has ports, namespaces and bridges of its
@@ -74,21 +72,10 @@ export SLURM_CONF=$CLUSTER_DIR/etc/slurm.conf
 
 # The libfabric provider ranks on different hosts use by default: net where this libfabric has it.
 if fi_info -p net >/dev/null 2>&1; then ACROSS_PROVIDER=net; else ACROSS_PROVIDER="tcp;ofi_rxm"; fi
-pass() { passed=$((passed + 1)); echo "PASS: $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL: $1"; [ -n "${2:-}" ] && printf '%s\n' "$2" | sed 's/^/    /' | head -20; }
-# expect_eq NAME EXPECTED ACTUAL
-expect_eq() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "expected:
-$2
-actual:
-$3"; fi; }
-# expect_contains NAME NEEDLE HAYSTACK
-expect_contains() { if grep -qF -- "$2" <<<"$3"; then pass "$1"; else fail "$1" "missing '$2' in:
-$3"; fi; }
 # verdict_nodes TABLE VERDICT: the nodes a health table gives that verdict (BAD, good), space separated
 verdict_nodes() { printf '%s\n' "$1" | awk -v v="$2" '$3 == v {print $1}' | tr '\n' ' '; }
 # in_service_nodes: the nodes Slurm would give a job (not drained, down or failing), space separated
 in_service_nodes() { sinfo -h -N -o '%N %T' | awk '$2 ~ /^(idle|mixed|allocated|completing)$/ {print $1}' | sort -uV | tr '\n' ' '; }
-skip() { skipped=$((skipped + 1)); echo "SKIP: $1"; }
 # Waits up to 60 s until slurmctld has every node responding again (no '*' in sinfo's state): seen
 # once in a fresh Debian 12 root on a loaded machine, six nodes 'idle*' a few seconds after they were
 # resumed, and a sweep then skipped them.

@@ -13,13 +13,16 @@ chmod 755 "$user_dir"
 probe=$CLUSTER_DIR/probe
 mkdir -p "$probe"
 sleeper=""
+adopted=0
 # stop_srun PID: srun and the helper it forks (which would wait for its step, holding the test's
 # output open)
 stop_srun() { pkill -9 -P "$1" 2>/dev/null; kill -9 "$1" 2>/dev/null; }
 cleanup() {
   [ -z "$sleeper" ] || stop_srun "$sleeper"
-  "$script" down --dir "$user_dir" >/dev/null 2>&1 9>&-
-  rm -rf "$user_dir"
+  if [ "$adopted" = 0 ]; then
+    "$script" down --dir "$user_dir" >/dev/null 2>&1 9>&-
+    rm -rf "$user_dir"
+  fi
   # the stale claim planted below, where no `up` took it over (an older local-cluster.sh)
   if [ -n "${stale:-}" ] && [ "$(head -1 "$claims/$stale/owner" 2>/dev/null)" = "$CLUSTER_DIR/gone" ]; then
     ip link del "gd${stale}br" 2>/dev/null
@@ -32,39 +35,41 @@ trap cleanup EXIT
 # --- the directory: refused when another user could have chosen what root writes there --------
 target=$probe/target
 mkdir -p "$target"
+# refused NAME DIR CAUSE: `up --dir DIR` exits non-zero naming CAUSE and writes nothing into DIR.
+refused() {
+  local out status
+  out=$(timeout 120 "$script" up --dir "$2" --nodes 1 9>&- 2>&1)
+  status=$?
+  [ "$status" != 0 ] || "$script" down --dir "$2" >/dev/null 2>&1 9>&-
+  if [ "$status" != 0 ] && grep -q "$3" <<<"$out" && [ -z "$(ls -A "$2")" ]; then
+    pass "$1"
+  else
+    fail "$1" "exit $status, $(ls -A "$2" | wc -l) entries written there; output: $out"
+  fi
+}
 link=$probe/link
 ln -s "$target" "$link"
-out=$(timeout 120 "$script" up --dir "$link" --nodes 1 9>&- 2>&1)
-status=$?
-[ "$status" != 0 ] || "$script" down --dir "$link" >/dev/null 2>&1 9>&-
-if [ "$status" != 0 ] && grep -q 'symbolic link' <<<"$out" && [ -z "$(ls -A "$target")" ]; then
-  pass "up refuses a cluster directory that is a symlink"
-else
-  fail "up refuses a cluster directory that is a symlink" "exit $status, $(ls -A "$target" | wc -l) entries written through the link; output: $out"
-fi
+refused "up refuses a cluster directory that is a symlink" "$link" 'symbolic link'
 theirs=$probe/theirs
 mkdir -m 755 "$theirs"
 chown 65534 "$theirs"
-out=$(timeout 120 "$script" up --dir "$theirs" --nodes 1 9>&- 2>&1)
-status=$?
-[ "$status" != 0 ] || "$script" down --dir "$theirs" >/dev/null 2>&1 9>&-
-if [ "$status" != 0 ] && grep -q 'not root' <<<"$out" && [ -z "$(ls -A "$theirs")" ]; then
-  pass "up refuses a cluster directory another user owns"
-else
-  fail "up refuses a cluster directory another user owns" "exit $status, $(ls -A "$theirs" | wc -l) entries written there; output: $out"
-fi
+refused "up refuses a cluster directory another user owns" "$theirs" 'not root'
 
 # --- the user's cluster (instance 0, as the demo's), then a test cluster beside it -------------
-if ! out=$("$script" up --dir "$user_dir" --nodes 1 9>&- 2>&1); then
-  if grep -q 'instance 0' <<<"$out"; then
-    echo "instance 0 is taken on this machine (a demo cluster is up?): $out"
-    exit 77
-  fi
+# Where README's demo cluster is up (instance 0 taken), it is the user's cluster: used, never stopped.
+demo_dir=$(head -1 "$claims/0/owner" 2>/dev/null)
+if [ -n "$demo_dir" ] && [ -f "$demo_dir/etc/slurm.conf" ] && SLURM_CONF=$demo_dir/etc/slurm.conf timeout 30 sinfo >/dev/null 2>&1; then
+  rm -rf "$user_dir"
+  user_dir=$demo_dir
+  adopted=1
+  pass "the user's cluster is up (the demo's, in $demo_dir)"
+elif out=$("$script" up --dir "$user_dir" --nodes 1 9>&- 2>&1); then
+  pass "the user's cluster starts"
+else
   fail "the user's cluster starts" "$out"
   summary
   exit 1
 fi
-pass "the user's cluster starts"
 user_conf=$user_dir/etc/slurm.conf
 user_ns=$("$script" netns 1 --dir "$user_dir")
 expect_eq "the user's cluster has instance 0's names" "gd-node1" "$user_ns"
@@ -85,12 +90,12 @@ if [ -n "$stale" ]; then
 fi
 [ "$test_ns" != "$user_ns" ] && pass "the test cluster has namespaces of its own ($test_ns)" || fail "the test cluster has namespaces of its own" "$test_ns"
 
-expect_eq "a job runs on the user's cluster" "node1" "$(SLURM_CONF=$user_conf timeout 60 srun -N1 -n1 hostname 2>&1)"
+expect_eq "a job runs on the user's cluster" "node1" "$(SLURM_CONF=$user_conf timeout 60 srun -w node1 -N1 -n1 hostname 2>&1)"
 expect_eq "a job runs on the test cluster" "node1
 node2" "$(timeout 60 srun -N2 --ntasks-per-node=1 hostname 2>&1 | sort)"
 
 # A step of the user's that is running when the test cluster goes down.
-SLURM_CONF=$user_conf srun -N1 -n1 sleep 120 9>&- >/dev/null 2>&1 &
+SLURM_CONF=$user_conf srun -w node1 -N1 -n1 sleep 120 9>&- >/dev/null 2>&1 &
 sleeper=$!
 disown "$sleeper"  # its end (killed in cleanup) is no news
 stepd=""
@@ -141,7 +146,7 @@ if cluster up --nodes 1 --no-netns >/dev/null 2>&1; then
 else
   fail "a --no-netns test cluster starts beside the user's"
 fi
-expect_eq "the user's cluster still runs jobs" "node1" "$(SLURM_CONF=$user_conf timeout 60 srun -N1 -n1 hostname 2>&1)"
+expect_eq "the user's cluster still runs jobs" "node1" "$(SLURM_CONF=$user_conf timeout 60 srun -w node1 -N1 -n1 hostname 2>&1)"
 left=$(ip netns list | awk '{print $1}' | grep -x "$test_ns" || true)
 expect_eq "the test cluster's down removes its own namespaces" "" "$left"
 summary

@@ -16,15 +16,7 @@ trap 'rm -rf "$T"' EXIT
 mkdir -p "$T/bin"
 printf '#!/bin/sh\necho "$*" >>%s/scontrol.calls\n' "$T" >"$T/bin/scontrol"
 chmod 755 "$T/bin/scontrol"
-passed=0 failed=0
-pass() { passed=$((passed + 1)); echo "PASS: $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL: $1"; [ -n "${2:-}" ] && printf '%s\n' "$2" | sed 's/^/    /' | head -20; }
-expect_eq() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "expected:
-$2
-actual:
-$3"; fi; }
-expect_contains() { if grep -qF -- "$2" <<<"$3"; then pass "$1"; else fail "$1" "missing '$2' in:
-$3"; fi; }
+source "$SRC/tests/integration/checks.sh"
 
 # run_rxdm CONFIG CONTEXT [VAR=VALUE...]: the script as slurmd runs it, its exit code and stderr in
 # $rc and $err. With plant=PATH set, a symlink to $T/victim is first planted at PATH.<the script's
