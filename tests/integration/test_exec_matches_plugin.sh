@@ -6,8 +6,9 @@ source "$(dirname "$0")/lib.sh"
 cluster_up
 
 # What a task or process got: the binding variables, the profile's variables, the kernel's CPU mask.
-# Not GPUDIRECT_STEP_GPUS: the step's GPUs as slurmstepd held them, which only a Slurm task has.
-dump='env | grep -E "^(GPUDIRECT_|NCCL_|CUDA_DEVICE_ORDER=|LD_LIBRARY_PATH=)" | grep -v "^GPUDIRECT_STEP_GPUS=" | sort; awk "/Cpus_allowed_list/ {print \"cpus=\" \$2}" /proc/self/status'
+# Not GPUDIRECT_STEP_GPUS (the step's GPUs as slurmstepd held them) nor GPUDIRECT_RENDEZVOUS_SECRET
+# (srun's per-step secret): only a Slurm task has them.
+dump='env | grep -E "^(GPUDIRECT_|NCCL_|CUDA_DEVICE_ORDER=|LD_LIBRARY_PATH=)" | grep -v -E "^GPUDIRECT_(STEP_GPUS|RENDEZVOUS_SECRET)=" | sort; awk "/Cpus_allowed_list/ {print \"cpus=\" \$2}" /proc/self/status'
 
 out=$(env -u LD_LIBRARY_PATH srun -N1 --ntasks-per-node=8 --gpus-per-task=1 --gpu-direct=tcpxo bash -c "{ $dump; } | sed \"s/^/\$SLURM_LOCALID /\"" 2>&1)
 for rank in $(seq 0 7); do

@@ -27,7 +27,7 @@ grep -qE '^enp[0-9]+s0$' <<<"$nics" || { fail "the plugin names the ranks' data 
 tc_on_bad() {
   local node nic
   for node in "${BAD[@]}"; do
-    for nic in $nics; do ip netns exec "gd-$node" tc "$@" dev "$nic" root ${TBF:+tbf rate 256kbit burst 16kb latency 1s} || return 1; done
+    for nic in $nics; do ip netns exec "$(node_netns "${node#node}")" tc "$@" dev "$nic" root ${TBF:+tbf rate 256kbit burst 16kb latency 1s} || return 1; done
   done
 }
 # 256 kbit/s: 32 pairs at once on 2 cores put healthy pairs as low as 2 Mbit/s (the first pass's
