@@ -19,7 +19,7 @@ SLOW_NS=$(node_netns 3)
 # the load), while 4 Mbit/s puts the slowed node's pairs 50-200x under them.
 sweep() {
   timeout 240 "$LAUNCH" --timeout 20 health --nodelist 'node[1-4]' --ntasks-per-node 2 --gpus-per-task 1 --gpu-direct tcpxo \
-    -b 512K -e 512K -n 3 -w 1 --median-factor 0.2 --pair-timeout 60 --work-dir "$work/$1" "${@:2}"
+    -b 512K -e 512K -n 3 -w 1 --median-factor "${FACTOR:-0.2}" --pair-timeout 60 --work-dir "$work/$1" "${@:2}"
 }
 
 # Which NICs node3's ranks send on: the first of GPUDIRECT_NICS, as bench's libfabric transport takes it.
@@ -118,7 +118,10 @@ for _ in $(seq 1 30); do
   sleep 0.5
 done
 start=$SECONDS
-out=$(sweep down 2>&1)
+# The bandwidth rule is not what this part tests: with node4 down its median is one pair's, and on a
+# loaded machine one unlimited pair measured 7 times another (0.588 and 0.0851 GB/s, a CI run with the
+# sanitizer tests beside it), which the 0.2 factor judged slow. A factor of 0.01 still fails a dead link.
+out=$(FACTOR=0.01 sweep down 2>&1)
 rc=$?
 took=$((SECONDS - start))
 expect_eq "with node4 down the other nodes pass" 0 "$rc"
