@@ -20,8 +20,16 @@ cluster up --nodes 1 --plugin "$PLUGIN" --plugin-args "$(base_args)" >/dev/null 
 srun -N1 -n1 sleep 600 &
 srun_pid=$!
 # Up to 60 s: a loaded machine (a 64-node test beside this one: load average 66) took over 10 s.
-for _ in $(seq 600); do [ "$(squeue -h -t R | wc -l)" -ge 1 ] && pgrep --ns $$ --nslist pid -x slurmstepd >/dev/null && break; sleep 0.1; done
-own=$(pgrep --ns $$ --nslist pid -x slurmstepd)  # this pid namespace's: this cluster's
+# This cluster's step daemons: the slurmstepd in its node's network namespace (another cluster's,
+# such as README's demo cluster left up beside the tests, run in namespaces of their own).
+own_stepds() {
+  local pid
+  for pid in $(ip netns pids "$(node_netns 1)" 2>/dev/null); do
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = slurmstepd ] && echo "$pid"
+  done
+}
+for _ in $(seq 600); do [ "$(squeue -h -t R | wc -l)" -ge 1 ] && [ -n "$(own_stepds)" ] && break; sleep 0.1; done
+own=$(own_stepds)
 [ -n "$own" ] || fail "this cluster's step has a slurmstepd"
 cluster down >/dev/null 2>&1
 kill -9 "$srun_pid" 2>/dev/null || true  # srun would wait for its controller for ever
