@@ -30,11 +30,13 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -60,17 +62,26 @@ int free_port() {
   return port;
 }
 
+// A refused or interrupted connect is tried again for up to a second: once in a CI run (6 s of
+// fuzzing on a loaded machine) a connect to the store just started was refused, and the same input
+// replayed cleanly every time after; the error names errno if it persists.
 int connect_to(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<std::uint16_t>(port));
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    if (fd >= 0) ::close(fd);
-    throw std::runtime_error("fuzz_store: cannot connect to the store it started");
+  int error = 0;
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) throw std::runtime_error(std::string("fuzz_store: socket: ") + std::strerror(errno));
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) return fd;
+    error = errno;
+    ::close(fd);
+    if (error != ECONNREFUSED && error != EINTR && error != EAGAIN && error != ETIMEDOUT) break;
+    std::this_thread::sleep_for(50ms);
   }
-  return fd;
+  throw std::runtime_error("fuzz_store: cannot connect to the store it started on port " + std::to_string(port) + ": " +
+                           std::strerror(error));
 }
 
 std::string u32(std::uint32_t v) { return std::string(reinterpret_cast<const char*>(&v), 4); }
