@@ -538,7 +538,7 @@ stop_all() {
     [ -f "$f" ] || continue
     pid=$(cat "$f" 2>/dev/null || true)
     [[ "$pid" =~ ^[0-9]+$ ]] || continue
-    if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$DIR/"; then kill "$pid" 2>/dev/null || true; fi
+    if tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF -- "$DIR/"; then kill "$pid" 2>/dev/null || true; fi
   done
   # anything else started with this config (DIR as a regular expression: its dots are dots)
   pkill -f "slurmd -f $re/etc/slurm\.conf( |\$)" 2>/dev/null || true

@@ -17,6 +17,8 @@ inline constexpr int kExitCuda = 2, kExitComm = 3, kExitTimeout = 4, kExitWrong 
 inline constexpr int kExitBadNodes = 7;
 // train: ranks' parameters differ at the end; stopped by SIGTERM/SIGUSR1 with the checkpoint written.
 inline constexpr int kExitDiverged = 8, kExitPreempted = 10;
+// supervise: a node had to be replaced and no spare was left (the sbatch script may requeue).
+inline constexpr int kExitNoSpare = 11;
 // exec: CMD could not be run, or was not found, as a shell says.
 inline constexpr int kExitCannotRun = 126, kExitNotFound = 127;
 

@@ -11,6 +11,7 @@ std::span<const CommandEntry> all_commands() {
       CommandEntry{"doctor", register_doctor},
       CommandEntry{"rendezvous-check", register_rendezvous_check},
       CommandEntry{"train", register_train},
+      CommandEntry{"supervise", register_supervise},
       CommandEntry{"exec", register_exec},
       CommandEntry{"health", register_health},
       CommandEntry{"check-node", register_check_node},

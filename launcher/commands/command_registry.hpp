@@ -1,5 +1,5 @@
 // Every subcommand of gpudirect-launch registers itself here, the same way: one folder under
-// commands/ (bench/, check_node/, doctor/, exec/, health/, rendezvous_check/, train/) with a register_X
+// commands/ (bench/, check_node/, doctor/, exec/, health/, rendezvous_check/, supervise/, train/) with a register_X
 // function, and one line in command_registry.cpp. Code several commands use sits in commands/
 // itself; a command never includes another's files (tests/floors). main.cpp owns the CLI11 app and
 // the options shared by every command, and passes them down as plain structs; the floors below
@@ -38,5 +38,6 @@ void register_train(CLI::App& app, CommandContext& context);
 void register_exec(CLI::App& app, CommandContext& context);
 void register_health(CLI::App& app, CommandContext& context);
 void register_check_node(CLI::App& app, CommandContext& context);
+void register_supervise(CLI::App& app, CommandContext& context);
 
 }  // namespace gpudirect::launcher

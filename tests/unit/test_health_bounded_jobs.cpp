@@ -1,13 +1,13 @@
 #include <catch2/catch.hpp>
 
-#include "health/bounded_jobs.hpp"
+#include "bounded_jobs.hpp"
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
 
-using namespace gpudirect::launcher::health;
+using namespace gpudirect::launcher;
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "child_process.hpp"
-#include "health/work_dir.hpp"
+#include "work_dir.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -118,7 +118,7 @@ TEST_CASE("a new work dir is private and its name unpredictable", "[health][secu
   const Scratch scratch;
   const fs::path old = fs::current_path();
   fs::current_path(scratch.root);
-  const std::string a = health::prepare_work_dir(""), b = health::prepare_work_dir("");
+  const std::string a = prepare_work_dir("", "gpudirect-health"), b = prepare_work_dir("", "gpudirect-health");
   fs::current_path(old);
   CHECK(a != b);
   CHECK(a.rfind("gpudirect-health-", 0) == 0);
@@ -126,8 +126,8 @@ TEST_CASE("a new work dir is private and its name unpredictable", "[health][secu
   REQUIRE(::stat((scratch.root / a).c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0700);
   const fs::path given = scratch.root / "deeper" / "given";
-  CHECK(health::prepare_work_dir(given.string()) == given.string());
+  CHECK(prepare_work_dir(given.string(), "gpudirect-health") == given.string());
   REQUIRE(::stat(given.c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0700);
-  CHECK(health::prepare_work_dir(given.string()) == given.string());  // again: it is ours
+  CHECK(prepare_work_dir(given.string(), "gpudirect-health") == given.string());  // again: it is ours
 }

@@ -8,7 +8,7 @@
 
 #include "gpudirect/hostlist.hpp"
 #include "gpudirect/text.hpp"
-#include "health/bounded_jobs.hpp"
+#include "bounded_jobs.hpp"
 #include "health/drain_lines.hpp"
 #include "health/health_metrics.hpp"
 #include "health/heat_map_svg.hpp"
@@ -20,7 +20,7 @@
 #include "health/sweep_report.hpp"
 #include "health/threshold.hpp"
 #include "health/verdicts.hpp"
-#include "health/work_dir.hpp"
+#include "work_dir.hpp"
 #include "number_text.hpp"
 
 #include <unistd.h>
@@ -260,7 +260,7 @@ int run_health(HealthOptions o) {
   }
   std::string work_dir;
   try {
-    work_dir = prepare_work_dir(o.work_dir);
+    work_dir = prepare_work_dir(o.work_dir, "gpudirect-health");
   } catch (const WorkDirError& e) {
     throw UsageError(e.what());
   }

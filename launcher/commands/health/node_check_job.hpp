@@ -3,7 +3,7 @@
 // with check-node's finding and reason and left out of the pairs, so no pair is spent on it.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include "check_node_result.hpp"
 
 #include <optional>
 #include <string>
@@ -27,15 +27,8 @@ std::vector<std::string> node_check_command(const std::vector<std::string>& node
 // Where node's JSON lands (srun's %N: the node's short name).
 std::string node_check_path(const std::string& work_dir, const std::string& node);
 
-struct NodeCheckResult {
-  std::string node;
-  bool ok = true;
-  std::string reason;   // check-node's drain reason (XID, PERFORMANCE, unspecified) when it fails
-  std::string comment;  // its findings, for the node's comment
-  nlohmann::json facts = nlohmann::json::object();
-};
-
-// From check-node's --json output; nullopt when it is not that (the node gave no result).
-std::optional<NodeCheckResult> node_check_result(const std::string& node, const std::string& json_text);
+// check-node's JSON is read one way for every command (check_node_result.hpp).
+using launcher::NodeCheckResult;
+using launcher::node_check_result;
 
 }  // namespace gpudirect::launcher::health

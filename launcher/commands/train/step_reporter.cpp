@@ -204,6 +204,7 @@ void StepReporter::checkpoint_written(long step, const char* why, double seconds
   if (!leader_) return;
   std::printf("gpudirect train: checkpoint %s written at step %ld (%s, %.2f s)\n", options_.checkpoint.c_str(), step, why, seconds);
   std::fflush(stdout);
+  write_json(nlohmann::json{{"type", "checkpoint"}, {"step", step}, {"why", why}, {"seconds", seconds}}.dump());
 }
 
 void StepReporter::stopped_by_signal(long step) {

@@ -1,6 +1,7 @@
 // Runs commands side by side, each in its own process group with its output in a log file, and
 // ends any that outlive the timeout (SIGTERM to the group, so srun cancels its job; SIGKILL after
-// a grace period). The sweep is bounded by construction: no job can hold it longer than that.
+// a grace period). A command that runs them (health's pairs, supervise's node checks) is bounded by
+// construction: no job can hold it longer than that.
 #pragma once
 
 #include "child_process.hpp"
@@ -9,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace gpudirect::launcher::health {
+namespace gpudirect::launcher {
 
 struct BoundedJob {
   std::vector<std::string> argv;
@@ -31,4 +32,4 @@ std::vector<JobEnd> run_bounded(const std::vector<BoundedJob>& jobs, double time
 // sinfo and scontrol run through the commands' shared helper (child_process.hpp).
 using launcher::run_capture;
 
-}  // namespace gpudirect::launcher::health
+}  // namespace gpudirect::launcher

@@ -1,7 +1,7 @@
-#include "health/bounded_jobs.hpp"
+#include "bounded_jobs.hpp"
 
 #include "child_process.hpp"
-#include "health/work_dir.hpp"
+#include "work_dir.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <thread>
 
-namespace gpudirect::launcher::health {
+namespace gpudirect::launcher {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -115,4 +115,4 @@ std::vector<JobEnd> run_bounded(const std::vector<BoundedJob>& jobs, double time
   return ends;
 }
 
-}  // namespace gpudirect::launcher::health
+}  // namespace gpudirect::launcher

@@ -1,4 +1,4 @@
-#include "health/work_dir.hpp"
+#include "work_dir.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <vector>
 
-namespace gpudirect::launcher::health {
+namespace gpudirect::launcher {
 namespace {
 
 std::string cause() { return std::strerror(errno); }
@@ -35,12 +35,12 @@ void check_existing(const std::string& dir, const struct stat& st) {
 
 }  // namespace
 
-std::string prepare_work_dir(const std::string& given) {
+std::string prepare_work_dir(const std::string& given, const std::string& prefix) {
   if (given.empty()) {
     const std::time_t now = std::time(nullptr);
     char stamp[32];
     std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-    std::string name = std::string("gpudirect-health-") + stamp + "-XXXXXX";
+    std::string name = prefix + "-" + stamp + "-XXXXXX";
     std::vector<char> buffer(name.begin(), name.end());
     buffer.push_back('\0');
     if (!::mkdtemp(buffer.data()))
@@ -101,4 +101,4 @@ std::optional<std::string> read_own_file(const std::string& path) {
   return text;
 }
 
-}  // namespace gpudirect::launcher::health
+}  // namespace gpudirect::launcher
