@@ -23,6 +23,7 @@ EPILOG=""
 NODE_PRIVATE=""
 CONSTRAIN_DEVICES=0
 SLURM_GCP=0
+CRED_EXPIRE=5
 WANT_INSTANCE=0  # --instance: 0 (the default cluster: the demo's), N, or auto
 CLAIMS=/run/gpudirect-local-cluster  # CLAIMS/I/owner: the directory of the cluster that holds instance I
 MAX_INSTANCE=31
@@ -68,6 +69,8 @@ Options:
   --slurm-gcp           the node configuration slurm-gcp writes: --constrain-devices, and also
                         TaskPlugin=task/cgroup,task/affinity, ProctrackType=proctrack/cgroup,
                         ConstrainCores=yes (each task's cgroup holds only its CPUs)
+  --cred-expire S       AuthInfo=cred_expire: a requeued job waits this + 1 s before it starts again
+                        (default 5 to keep tests short; Slurm's own default is 120)
   --machine NAME        the nodes' interface names: a3mega (enp0s12; enp6s0 ... enp142s0, the
                         default) or a3ultra (A3 Ultra and A4: enp0s19, enp192s20; gpu0rdma0 ...
                         gpu7rdma0; veths only, no RDMA devices: give the plugin a topology file)
@@ -99,11 +102,13 @@ parse_options() {
       --no-netns) NETNS=0; shift ;;
       --constrain-devices) CONSTRAIN_DEVICES=1; shift ;;
       --slurm-gcp) SLURM_GCP=1; CONSTRAIN_DEVICES=1; shift ;;
+      --cred-expire) CRED_EXPIRE=${2:?--cred-expire needs seconds}; shift 2 ;;
       -h|--help) usage; exit 0 ;;
       *) die "unknown option '$1' (try --help)" ;;
     esac
   done
   case "$NODES" in [1-9]|[1-5][0-9]|6[0-4]) ;; *) die "--nodes must be between 1 and 64" ;; esac
+  [[ "$CRED_EXPIRE" =~ ^[0-9]{1,5}$ ]] || die "--cred-expire must be a number of seconds, not '$CRED_EXPIRE'"
   case "$WANT_INSTANCE" in auto|[0-9]|[12][0-9]|3[01]) ;; *) die "--instance must be auto or 0..$MAX_INSTANCE, not '$WANT_INSTANCE'" ;; esac
   # CTRL_NIC carries the cluster's own traffic (default route); HOST_NICS are further host-side
   # NICs on their own subnet; DATA_NICS the per-GPU NICs, on the data bridge.
@@ -376,7 +381,7 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 # cred_expire: a requeued job waits this + 1 s before it starts again (Slurm's default 120 s)
-AuthInfo=socket=$DIR/munge/munge.socket.2,cred_expire=5
+AuthInfo=socket=$DIR/munge/munge.socket.2,cred_expire=$CRED_EXPIRE
 CredType=cred/munge
 StateSaveLocation=$DIR/state
 SlurmdSpoolDir=$DIR/spool/%n

@@ -29,7 +29,7 @@ PrometheusTextfile goodput_metrics(const GoodputReport& r) {
                "repeated_steps, in seconds");
   file.declare("gpudirect_supervise_faults", MetricType::gauge, "Faults the supervisor acted on, by kind");
   file.declare("gpudirect_supervise_drained_nodes", MetricType::gauge, "Nodes taken out of the run, by drain reason");
-  file.declare("gpudirect_supervise_step", MetricType::gauge, "Steps done (distinct)");
+  file.declare("gpudirect_supervise_step", MetricType::gauge, "The highest step done, counting steps before a requeue's resume");
   file.declare("gpudirect_supervise_planned_steps", MetricType::gauge, "The training's --steps");
   file.declare("gpudirect_supervise_attempts", MetricType::gauge, "Training steps (srun) launched");
   file.declare("gpudirect_supervise_spare_nodes", MetricType::gauge, "Spare nodes left");
@@ -46,7 +46,7 @@ PrometheusTextfile goodput_metrics(const GoodputReport& r) {
     restart += f.restart_seconds;
     repeated += f.repeated_seconds;
     ++kinds[f.kind];
-    if (!f.nodes.empty()) reasons[f.reason.empty() ? "unspecified" : f.reason] += static_cast<double>(f.nodes.size());
+    for (const std::string& reason : f.reasons) ++reasons[reason.empty() ? "unspecified" : reason];
   }
   file.add("gpudirect_supervise_lost_seconds", with("cause", "detection"), detection);
   file.add("gpudirect_supervise_lost_seconds", with("cause", "handling"), handling);
@@ -54,7 +54,7 @@ PrometheusTextfile goodput_metrics(const GoodputReport& r) {
   file.add("gpudirect_supervise_lost_seconds", with("cause", "repeated_steps"), repeated);
   for (const auto& [kind, count] : kinds) file.add("gpudirect_supervise_faults", with("kind", kind), count);
   for (const auto& [reason, count] : reasons) file.add("gpudirect_supervise_drained_nodes", with("reason", reason), count);
-  file.add("gpudirect_supervise_step", base, static_cast<double>(r.steps));
+  file.add("gpudirect_supervise_step", base, static_cast<double>(r.last_step));
   file.add("gpudirect_supervise_planned_steps", base, static_cast<double>(r.planned_steps));
   file.add("gpudirect_supervise_attempts", base, r.attempts);
   file.add("gpudirect_supervise_spare_nodes", base, r.spare_nodes_left);

@@ -15,6 +15,7 @@ struct FaultCost {
   std::string kind;                  // "rank failure", "hang", "straggler", "slow steps", "start-up timeout"
   std::vector<std::string> nodes;    // the nodes taken out for it (none when it was transient)
   std::string reason;                // the drain reason of the first of them, "" when none
+  std::vector<std::string> reasons;  // each node's own drain reason, in the order of `nodes`
   double detection_seconds = 0;      // last progress -> the supervisor saw the fault
   double handling_seconds = 0;       // stopping the step, checking, draining, choosing a spare
   double restart_seconds = 0;        // the new step's launch -> its first step
@@ -27,7 +28,8 @@ struct GoodputReport {
   std::string job_id;                // SLURM_JOB_ID (no job_id label when empty)
   double wall_seconds = 0;           // the supervisor's start to now (or the end)
   double productive_seconds = 0;     // step time of every step that counts, each once
-  long steps = 0, planned_steps = 0;
+  long steps = 0, planned_steps = 0;  // steps: distinct steps this supervisor saw
+  long last_step = 0;                 // the highest step done (a requeued job's run counts those before)
   int attempts = 0;                  // training steps launched
   int spare_nodes_left = 0;
   std::vector<FaultCost> faults;

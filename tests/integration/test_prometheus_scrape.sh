@@ -171,12 +171,37 @@ if [ $rc -eq 7 ] && grep -q '^gpudirect_node_check_passed{node="scrape-node",mac
 else
   fail "check-node exited $rc (expected 7) and wrote its file" "$(cat "$work/check-node.log")"
 fi
+# supervise: the 2 nodes as 1 training node (2 ranks) and 1 spare. A training rank killed twice:
+# the first time node1 passes its check (a transient fault), the second time it is drained and the
+# spare trains on, so the file has a fault, a drained node and no spare left (the run finishes, so
+# the out-of-spares alert must stay quiet).
+salloc -N2 --ntasks-per-node=2 --no-kill "$LAUNCH" supervise --spare-nodes 1 --ntasks-per-node 2 --srun-arg=--gpus-per-task=0 --rank-timeout 10 \
+  --check-timeout 30 --work-dir "$work/supervise" -J "$work/supervise.json" --metrics-file "$textfiles/gpudirect_supervise.prom" -- \
+  --backend libfabric --preset tiny --steps 1500 --threads 1 --checkpoint "$work/supervise.ckpt" --checkpoint-every 100 >"$work/supervise.log" 2>&1 &
+supervisor=$!
+for attempt in 1 2; do
+  deadline=$((SECONDS + 60))
+  until [ -s "$work/supervise/attempt-$attempt.jsonl" ] || [ $SECONDS -ge $deadline ]; do sleep 0.2; done
+  sleep 1
+  rank=$(pgrep -f "train --backend libfabric --preset tiny --steps 1500" | while read -r pid; do
+    tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx SLURM_PROCID=1 && echo "$pid"; done | head -1)
+  [ -n "$rank" ] && kill -9 "$rank"
+done
+wait $supervisor
+rc=$?
+scontrol update nodename=node1 state=resume 2>/dev/null
+if [ $rc -eq 0 ] && grep -q '^gpudirect_supervise_drained_nodes{job_id="[0-9]*",reason="unspecified"} 1' "$textfiles/gpudirect_supervise.prom"; then
+  pass "supervise --metrics-file: 2 rank failures, node1 drained after its second, the spare finished the run"
+else
+  fail "supervise exited $rc (expected 0) and wrote its file with node1 drained" "$(grep '^gpudirect supervise' "$work/supervise.log" | tail -n 12)"
+fi
 ls "$textfiles"/*.prom >/dev/null 2>&1 || give_up "the commands wrote their files" "$work/bench.log"
 
 counted python3 "$CHECKS/check_scrape.py" "$PROM" scraped "$textfiles" 30
 counted python3 "$CHECKS/check_scrape.py" "$PROM" json bench "$work/bench.json" 4242
 counted python3 "$CHECKS/check_scrape.py" "$PROM" json train "$work/train.json" 4242
 counted python3 "$CHECKS/check_scrape.py" "$PROM" json health "$work/health.json"
+counted python3 "$CHECKS/check_scrape.py" "$PROM" json supervise "$work/supervise.json"
 counted python3 "$CHECKS/check_scrape.py" "$PROM" alerts 15
 counted python3 "$CHECKS/check_scrape.py" "$PROM" dashboard "$MONITORING/grafana/gpudirect.json"
 

@@ -216,10 +216,26 @@ def json_health(got, path):
     compare(f"health ({len(sweep['nodes'])} nodes, verdicts {[n['verdict'] for n in sweep['nodes']]})", pairs)
 
 
+def json_supervise(got, path):
+    lines = [json.loads(line) for line in Path(path).read_text().splitlines()]
+    goodput = [d for d in lines if d.get("type") == "goodput"][-1]
+    pairs = [("ettr", value(got, "gpudirect_supervise_ettr_ratio"), goodput["ettr"]),
+             ("wall", value(got, "gpudirect_supervise_wall_seconds"), goodput["wall_s"]),
+             ("productive", value(got, "gpudirect_supervise_productive_seconds"), goodput["productive_s"]),
+             ("step", value(got, "gpudirect_supervise_step"), goodput["last_step"]),
+             ("attempts", value(got, "gpudirect_supervise_attempts"), goodput["attempts"]),
+             ("spares left", value(got, "gpudirect_supervise_spare_nodes"), goodput["spare_nodes_left"]),
+             ("rank failures", value(got, "gpudirect_supervise_faults", kind="rank failure"),
+              sum(f["kind"] == "rank failure" for f in goodput["faults"]))]
+    for cause, key in (("detection", "detection_s"), ("handling", "handling_s"), ("restart", "restart_s"), ("repeated_steps", "repeated_s")):
+        pairs.append((f"lost to {cause}", value(got, "gpudirect_supervise_lost_seconds", cause=cause), sum(f[key] for f in goodput["faults"])))
+    compare(f"supervise ({goodput['attempts']} attempts, ETTR {goodput['ettr']:.3f})", pairs)
+
+
 def phase_alerts(url, timeout):
     groups = api(url, "/api/v1/rules")["groups"]
     rules = [r for g in groups for r in g["rules"]]
-    check(len(rules) == 7 and all(r["health"] == "ok" for r in rules),
+    check(len(rules) == 8 and all(r["health"] == "ok" for r in rules),
           f"Prometheus loaded the {len(rules)} shipped rules and evaluates them without error",
           [(r["name"], r["health"], r.get("lastError")) for r in rules])
     sweep_nodes = {dict(k[1])["node"] for k in series(url, "gpudirect_health_node_busbw_gbps")}
@@ -241,6 +257,8 @@ def phase_alerts(url, timeout):
     check(firing.get("GpudirectNodeCheckFailed") == {"scrape-node"} and firing.get("GpudirectNodeGpuHardwareFault") == {"scrape-node"},
           "GpudirectNodeCheckFailed and GpudirectNodeGpuHardwareFault fire for the node check-node failed on its GPU's ECC errors", firing)
     check("GpudirectTrainStalled" not in firing, "GpudirectTrainStalled does not fire for the finished training run", firing)
+    check("GpudirectSupervisedRunOutOfSpares" not in firing,
+          "GpudirectSupervisedRunOutOfSpares does not fire for the supervised run that finished on its last spare", firing)
 
 
 def phase_dashboard(url, path):

@@ -29,6 +29,8 @@ TEST_CASE("goodput: each step counts once, a repeated step's first run is lost t
   CHECK(f.kind == "rank failure");
   CHECK(f.nodes == std::vector<std::string>{"node2"});
   CHECK(f.reason == "unspecified");
+  CHECK(f.reasons == std::vector<std::string>{"unspecified"});
+  CHECK(r.last_step == 11);
   CHECK(f.detection_seconds == Approx(5));
   CHECK(f.handling_seconds == Approx(8));
   CHECK(f.restart_seconds == Approx(124 - 120 - 0.6));
@@ -64,9 +66,10 @@ TEST_CASE("goodput metrics: the ETTR, lost time by cause, faults by kind and dra
   r.planned_steps = 400;
   r.attempts = 3;
   r.spare_nodes_left = 1;
-  r.faults.push_back({"rank failure", {"node2"}, "unspecified", 5, 10, 2, 3, 1.5});
-  r.faults.push_back({"slow steps", {"node3"}, "PERFORMANCE", 4, 8, 2, 0, 0});
-  r.faults.push_back({"hang", {}, "", 3, 1, 2, 0, 0});
+  r.last_step = 350;
+  r.faults.push_back({"rank failure", {"node2", "node5"}, "unspecified", {"unspecified", "XID"}, 5, 10, 2, 3, 1.5});
+  r.faults.push_back({"slow steps", {"node3"}, "PERFORMANCE", {"PERFORMANCE"}, 4, 8, 2, 0, 0});
+  r.faults.push_back({"hang", {}, "", {}, 3, 1, 2, 0, 0});
   const std::string text = metrics::goodput_metrics(r).text();
   CHECK(text.find("gpudirect_supervise_ettr_ratio{job_id=\"42\"} 0.8\n") != std::string::npos);
   CHECK(text.find("gpudirect_supervise_lost_seconds{job_id=\"42\",cause=\"detection\"} 12\n") != std::string::npos);
@@ -74,6 +77,8 @@ TEST_CASE("goodput metrics: the ETTR, lost time by cause, faults by kind and dra
   CHECK(text.find("gpudirect_supervise_faults{job_id=\"42\",kind=\"slow steps\"} 1\n") != std::string::npos);
   CHECK(text.find("gpudirect_supervise_drained_nodes{job_id=\"42\",reason=\"PERFORMANCE\"} 1\n") != std::string::npos);
   CHECK(text.find("gpudirect_supervise_drained_nodes{job_id=\"42\",reason=\"unspecified\"} 1\n") != std::string::npos);
+  CHECK(text.find("gpudirect_supervise_drained_nodes{job_id=\"42\",reason=\"XID\"} 1\n") != std::string::npos);  // a bad spare
   CHECK(text.find("gpudirect_supervise_spare_nodes{job_id=\"42\"} 1\n") != std::string::npos);
+  CHECK(text.find("gpudirect_supervise_step{job_id=\"42\"} 350\n") != std::string::npos);
   CHECK(r.lost_seconds() == Approx(18.5 + 14 + 6));
 }

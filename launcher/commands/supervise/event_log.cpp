@@ -38,8 +38,10 @@ void EventLog::metrics(const metrics::GoodputReport& report, bool force) {
   const auto now = std::chrono::steady_clock::now();
   if (!force && last_metrics_ != std::chrono::steady_clock::time_point{} && now - last_metrics_ < std::chrono::seconds(5)) return;
   last_metrics_ = now;
+  metrics::GoodputReport stamped = report;
+  stamped.updated_unix_seconds = static_cast<double>(std::time(nullptr));
   try {
-    metrics::goodput_metrics(report).write(metrics_path_);
+    metrics::goodput_metrics(stamped).write(metrics_path_);
   } catch (const std::runtime_error& e) {
     if (!warned_) std::fprintf(stderr, "gpudirect supervise: warning: %s; supervision goes on\n", e.what());
     warned_ = true;
@@ -52,6 +54,7 @@ nlohmann::json to_json(const metrics::GoodputReport& r) {
     faults.push_back({{"kind", f.kind},
                       {"nodes", f.nodes},
                       {"reason", f.reason},
+                      {"reasons", f.reasons},
                       {"detection_s", f.detection_seconds},
                       {"handling_s", f.handling_seconds},
                       {"restart_s", f.restart_seconds},
@@ -64,6 +67,7 @@ nlohmann::json to_json(const metrics::GoodputReport& r) {
           {"ettr", r.ettr()},
           {"lost_s", r.lost_seconds()},
           {"steps", r.steps},
+          {"last_step", r.last_step},
           {"planned_steps", r.planned_steps},
           {"attempts", r.attempts},
           {"spare_nodes_left", r.spare_nodes_left},

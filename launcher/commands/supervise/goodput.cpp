@@ -33,6 +33,7 @@ void Goodput::taken_out(const std::string& node, const std::string& reason) {
   metrics::FaultCost& f = report_.faults.back();
   if (f.nodes.empty()) f.reason = reason;
   f.nodes.push_back(node);
+  f.reasons.push_back(reason);
 }
 
 void Goodput::relaunched(double now) {
@@ -52,6 +53,7 @@ metrics::GoodputReport Goodput::report(double now) const {
   for (const auto& [step, ms] : step_ms_) r.productive_seconds += ms / 1e3;
   r.productive_seconds -= slow_excess_s_;
   r.steps = static_cast<long>(step_ms_.size());
+  r.last_step = step_ms_.empty() ? 0 : step_ms_.rbegin()->first;
   return r;
 }
 

@@ -105,7 +105,21 @@ class Supervisor {
         say("stopped by a signal while handling a fault; the checkpoint " + plan_.checkpoint + " holds the progress");
         return finish(kExitPreempted);
       }
+      if (end.fault->kind == FaultKind::rank_failure && end.exit_code == kExitUsage) {
+        say("train refused its options (exit 6; see above): no node is at fault, fix the options after --");
+        return finish(kExitUsage);
+      }
+      const std::size_t out_before = pool_.taken_out().size();
+      const bool progressed = watch_.steps_this_attempt() > 0;
       if (!handle(*end.fault, attempt)) return finish(kExitNoSpare);
+      // A step that fails before its first step twice in a row on nodes that pass their checks is
+      // not failing for a node: srun refusing the step, a missing file, a wrong option.
+      failed_starts_ = progressed || pool_.taken_out().size() > out_before ? 0 : failed_starts_ + 1;
+      if (failed_starts_ >= 2) {
+        say("the training step failed twice before its first step on nodes that pass their checks: that is no node fault; see " +
+            work_dir_ + "/attempt-" + std::to_string(attempt) + ".log (" + last_error_line() + ")");
+        return finish(kExitFailure);
+      }
     }
   }
 
@@ -263,7 +277,10 @@ class Supervisor {
       say(blamed.empty() ? "the ranks name no node: checking every training node"
                          : "the ranks name " + join(blamed, ",") + ": checking " + (blamed.size() == 1 ? "it" : "them"));
     }
-    const std::vector<std::string> to_check = blamed.empty() && fault.kind != FaultKind::slow_steps ? pool_.training() : blamed;
+    // A lost rank or a hang: every training node is checked (a step each, at once), not only the
+    // named ones: the ranks next to a lost node stall too and are named as often as it is.
+    std::vector<std::string> to_check = blamed;
+    if (fault.kind != FaultKind::slow_steps && fault.kind != FaultKind::straggler) to_check = pool_.training();
     log_.event({{"type", "fault"}, {"attempt", attempt}, {"kind", to_string(fault.kind)}, {"detail", fault.detail}, {"blamed", blamed}});
 
     for (const NodeFinding& f : to_check.empty() ? std::vector<NodeFinding>{} : check_nodes(to_check, o_, dir, progress)) {
@@ -312,9 +329,7 @@ class Supervisor {
       goodput_.taken_out(f.node, f.reason);
       drain(f.node, f.reason, f.comment);
     }
-    if (!refill(attempt)) return false;
-    goodput_.set_spares_left(static_cast<int>(pool_.spares().size()));
-    return true;
+    return refill(attempt);
   }
 
   // Spares into the training set until it has its size again; a spare that fails its check is
@@ -327,6 +342,7 @@ class Supervisor {
             std::to_string(training_nodes_) + " training nodes healthy): stopping, the checkpoint " + plan_.checkpoint +
             " holds the progress; exit " + std::to_string(kExitNoSpare) + " for the sbatch script to requeue");
         log_.event({{"type", "no_spare"}, {"taken_out", pool_.taken_out()}});
+        goodput_.set_spares_left(0);
         return false;
       }
       const NodeFinding f = check_nodes({*spare}, o_, round_dir(attempt, "spare-" + *spare), [](const std::string& line) { say(line); }).front();
@@ -341,6 +357,7 @@ class Supervisor {
       say("spare " + f.node + " passes its check: it trains from now on");
       pool_.add_training(f.node);
     }
+    goodput_.set_spares_left(static_cast<int>(pool_.spares().size()));
     log_.event({{"type", "restart"}, {"attempt", attempt + 1}, {"nodes", pool_.training()}, {"spares", pool_.spares()}});
     return true;
   }
@@ -358,6 +375,20 @@ class Supervisor {
       say("could not drain " + node + " (" + e.what() + "); it is left out of this run; an admin can run: " + drain_line(node, reason, text));
     }
     log_.event({{"type", "drain"}, {"node", node}, {"reason", reason}, {"comment", text}, {"drained", drained}});
+  }
+
+  // The last error line srun or a rank printed, for a message that must say why a step failed.
+  std::string last_error_line() const {
+    std::string last;
+    std::size_t start = 0;
+    while (start < step_output_.size()) {
+      std::size_t end = step_output_.find('\n', start);
+      if (end == std::string::npos) end = step_output_.size();
+      const std::string line = step_output_.substr(start, end - start);
+      if (line.find("error") != std::string::npos || line.find("gpudirect train:") != std::string::npos) last = line;
+      start = end + 1;
+    }
+    return last.empty() ? "no error line" : last;
   }
 
   // Where the checks and pair tests of the fault that ended `attempt` keep their files.
@@ -404,6 +435,7 @@ class Supervisor {
   std::string step_output_;
   std::map<std::string, std::string> sweep_comment_;
   double fault_seen_ = 0;
+  int failed_starts_ = 0;
 };
 
 std::vector<std::string> allocation_nodes() {
