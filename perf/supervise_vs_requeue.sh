@@ -15,8 +15,10 @@
 #   node loss: from the last step before the loss until that step's successor is done, less one
 #              normal step (the one in flight would have taken that anyway);
 #   slow NIC:  from the last step before the limit to the run's last step, less that many normal steps.
-# The normal step is the unfaulted run's median step-to-step time on the same path. ETTR here is
-# steps x normal step / wall time (sbatch to the job's end), the same for both paths.
+# The normal step is the unfaulted run's time from its first step line to its last, per step, on
+# the same path. ETTR here is steps x normal step / wall time (sbatch to the job's end), the same
+# for both paths. Every run's timeline, marks, output and JSON lines stay in RESULTS (default
+# ./supervise-vs-requeue-DATE).
 #   sudo perf/supervise_vs_requeue.sh [STEPS]      (default 360, the integration test's size)
 #   PATHS=supervised sudo perf/supervise_vs_requeue.sh 5000   (A and B only: a long run, where the
 #                                    requeue path's slowed node would take an hour to finish)
@@ -25,6 +27,8 @@ export GPUDIRECT_SOURCE_DIR=${GPUDIRECT_SOURCE_DIR:-$(cd "$(dirname "$0")/.." &&
 source "$GPUDIRECT_SOURCE_DIR/tests/integration/lib.sh"
 source "$GPUDIRECT_SOURCE_DIR/tests/integration/check_node_env.sh"
 STEPS=${1:-360}
+RESULTS=${RESULTS:-$PWD/supervise-vs-requeue-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$RESULTS"
 PATHS=${PATHS:-supervised requeue}
 CRED_EXPIRE=${CRED_EXPIRE:-120}
 NODES=6
@@ -39,7 +43,7 @@ restart_cluster() {
 restart_cluster
 printf '#!/bin/bash\n[ "$1" = check-node ] && shift\n[ "$1" = --machine-type ] && shift 2\nexec %s "$@"\n' "$CLUSTER_DIR/check-node.sh" >"$CLUSTER_DIR/supervise-check-node.sh"
 chmod +x "$CLUSTER_DIR/supervise-check-node.sh"
-SUPERVISE_ARGS="--straggler-steps 0 --slow-steps 5 --slow-factor 3 --baseline-steps 10 --hang-min 8 --start-timeout 60 --checkpoint-timeout 30"
+SUPERVISE_ARGS="--straggler-steps 0 --slow-steps 5 --slow-factor 5 --baseline-steps 10 --hang-min 8 --start-timeout 60 --checkpoint-timeout 30"
 SUPERVISE_ARGS+=" --node-check local-a3mega --node-check-program $CLUSTER_DIR/supervise-check-node.sh --check-timeout 20"
 for arg in --gpus-per-task=1 --gpu-direct=tcpxo -b 512K -e 512K -n 3 -w 1 --median-factor 0.2 --pair-timeout 60; do SUPERVISE_ARGS+=" --sweep-arg=$arg"; done
 TRAIN=(--lr-steps 2000 --checkpoint-every 20)
@@ -90,9 +94,12 @@ lose_node() {
   for link in $(ip -n "$ns" -o link show | awk -F': ' '$2 != "lo" {print $2}' | cut -d@ -f1); do ip -n "$ns" link set "$link" down; done
   for pid in $(ip netns pids "$ns"); do kill -9 "$pid" 2>/dev/null; done
 }
+# node3's data NICs, as the plugin gives them to its ranks (asked before any training job holds it).
+NODE3_NICS=$(timeout 60 srun -N1 -w node3 --ntasks-per-node=2 --gpus-per-task=1 --gpu-direct=tcpxo sh -c 'echo ${GPUDIRECT_NICS%%,*}' 2>/dev/null | sort -u)
+[ -n "$NODE3_NICS" ] || { echo "the plugin named no data NIC for node3"; exit 1; }
 slow_node3() {
   local nic
-  for nic in $(timeout 60 srun -N1 -w node3 --ntasks-per-node=2 --gpus-per-task=1 --gpu-direct=tcpxo sh -c 'echo ${GPUDIRECT_NICS%%,*}' 2>/dev/null | sort -u); do
+  for nic in $NODE3_NICS; do
     ip netns exec "$(node_netns 3)" tc qdisc replace dev "$nic" root netem rate 4mbit 2>/dev/null ||
       ip netns exec "$(node_netns 3)" tc qdisc replace dev "$nic" root tbf rate 4mbit burst 64kb latency 1s
   done
@@ -118,17 +125,18 @@ run() {
   if [ "$faults" = yes ]; then
     loss_at=$((STEPS / 4))
     wait_step "$timeline" $loss_at 300 && lose_node 2
-    echo "loss $(last_step "$timeline") $(date +%s.%N)" >>"$CLUSTER_DIR/$name.marks"
+    echo "loss $(date +%s.%N)" >>"$CLUSTER_DIR/$name.marks"
     [ "$path" = requeue ] && scontrol update nodename=node2 state=down reason="perf: node lost"
     # node3 is slowed once the run is back past the loss and 20% of the steps further.
     slow_after=$((loss_at + STEPS / 5))
     wait_step "$timeline" $slow_after 600 && slow_node3
-    echo "slow $(last_step "$timeline") $(date +%s.%N)" >>"$CLUSTER_DIR/$name.marks"
+    echo "slow $(date +%s.%N)" >>"$CLUSTER_DIR/$name.marks"
   fi
   state=$(wait_done "$id" 3600)
   echo "$submitted $(date +%s.%N) $state $(job_field "$id" Restarts)" >"$CLUSTER_DIR/$name.times"
   touch "$CLUSTER_DIR/$name.stop"
   wait $monitor
+  cp "$CLUSTER_DIR/$name".{timeline,marks,times,out,jsonl} "$RESULTS/" 2>/dev/null
   echo "  $name: job $id $state after $(awk '{printf "%.1f", $2 - $1}' "$CLUSTER_DIR/$name.times") s ($(last_step "$timeline") steps)"
 }
 
@@ -140,7 +148,7 @@ for path in $PATHS; do
   restart_cluster
 done
 
-python3 - "$CLUSTER_DIR" "$STEPS" $PATHS <<'PY'
+python3 - "$RESULTS" "$STEPS" $PATHS <<'PY'
 import statistics, sys
 d, steps, paths = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 def timeline(name):
@@ -148,11 +156,11 @@ def timeline(name):
 def times(name):
     a, b, state, restarts = open(f"{d}/{name}.times").read().split()
     return float(a), float(b), state, restarts
-def pace(name):
-    t = [x for x, _ in timeline(name)]
-    return statistics.median(b - a for a, b in zip(t[5:], t[6:]))
+def pace(name):  # per step, from the first step line to the last (the lines come in bursts)
+    tl = timeline(name)
+    return (tl[-1][0] - tl[0][0]) / (tl[-1][1] - tl[0][1])
 def marks(name):
-    return {k: (int(s), float(t)) for k, s, t in (l.split() for l in open(f"{d}/{name}.marks"))}
+    return {k: float(t) for k, t in (l.split() for l in open(f"{d}/{name}.marks"))}
 rows = []
 for path in paths:
     p = pace(f"{path}-clean")
@@ -161,13 +169,17 @@ for path in paths:
     tl, m = timeline(f"{path}-faults"), marks(f"{path}-faults")
     def done(step, after):  # when `step` was first done after time `after`
         return min(t for t, s in tl if s == step and t >= after)
-    s1, t1 = m["loss"]
-    before1 = max(t for t, s in tl if s == s1 and t <= t1)
-    lost1 = done(s1 + 1, t1) - before1 - p
-    s2, t2 = m["slow"]
-    before2 = max(t for t, s in tl if s == s2 and t <= t2)
+    # The last step done before the fault (its line may come up to 0.1 s late), then when the run
+    # was first past it again.
+    t1 = m["loss"]
+    before1, s1 = max((t, s) for t, s in tl if t <= t1 + 0.2)
+    lost1 = done(s1 + 1, before1 + 0.3) - before1 - p
+    t2 = m["slow"]
+    before2, s2 = max((t, s) for t, s in tl if t <= t2)
     end = max(t for t, s in tl if s == steps)
     lost2 = end - before2 - (steps - s2) * p
+    print(f"{path}: node lost after step {s1}, past it again {done(s1 + 1, before1 + 0.3) - before1:.1f} s later; "
+          f"node3 slowed after step {s2}, {steps - s2} steps in {end - before2:.1f} s")
     rows.append((path, p, clean1 - clean0, f1 - f0, lost1, lost2, steps * p / (clean1 - clean0), steps * p / (f1 - f0), state, restarts))
 print(f"| path | normal step | wall, no fault | wall, 2 faults | lost: node loss | lost: slow NIC | ETTR no fault | ETTR 2 faults | ratio |")
 print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")

@@ -9,6 +9,7 @@
 # Every case ends with exactly the losses, gradient norms and learning rates of one uninterrupted run
 # (the JSON lines of both), and with Slurm's restart count.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/train_jobs.sh"
 
 cluster up --nodes 3 --plugin "$PLUGIN" --plugin-args "$(base_args)" >/dev/null || { echo "cluster did not start"; exit 1; }
 SCRIPT=$SRC/scripts/sbatch/train-local.sbatch
@@ -38,41 +39,6 @@ wait_steps() {
   while [ $SECONDS -lt $deadline ]; do [ "$(steps_done "$1")" -ge "$2" ] && return 0; sleep 0.2; done
   return 1
 }
-job_field() { scontrol show job -o "$1" 2>/dev/null | grep -oE "(^| )$2=[^ ]*" | cut -d= -f2; }
-# wait_done JOB SECONDS: until the job reaches a final state (passing through requeues); prints it
-wait_done() {
-  local deadline=$((SECONDS + $2)) state=""
-  while [ $SECONDS -lt $deadline ]; do
-    state=$(job_field "$1" JobState)
-    case "$state" in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE) echo "$state"; return 0 ;; esac
-    sleep 0.5
-  done
-  echo "${state:-gone} after $2 s"
-  return 1
-}
-# same_as_reference JSONL: every step's loss, gradient norm and learning rate equal the reference's
-# (a step run twice, after resuming from an older checkpoint, must equal it both times)
-same_as_reference() {
-  python3 - "$ref" "$1" "$2" <<'PY'
-import json, sys
-def steps(path):
-    out = []
-    for line in open(path):
-        d = json.loads(line)
-        if d["type"] == "step": out.append((d["step"], d["loss"], d["grad_norm"], d["lr"]))
-    return out
-ref = {s: v for s, *v in steps(sys.argv[1])}
-run = steps(sys.argv[2])
-want = int(sys.argv[3])
-bad = [(s, v, ref.get(s)) for s, *v in run if ref.get(s) != v]
-done = sorted({s for s, *_ in run})
-repeated = len(run) - len(done)
-if bad or done != list(range(1, want + 1)):
-    print(f"{len(bad)} step(s) differ, first {bad[:2]}; steps done {done[:3]}...{done[-3:]} of {want}")
-    sys.exit(1)
-print(f"{want} steps equal the reference exactly, {repeated} step(s) run twice")
-PY
-}
 starts() { python3 -c "import json,sys; print(' '.join(str(json.loads(l).get('resumed_at')) for l in open(sys.argv[1]) if '\"type\":\"start\"' in l))" "$1"; }
 
 # 1. scontrol requeue by an operator, mid-run.
@@ -85,7 +51,7 @@ if wait_steps "$CLUSTER_DIR/requeue.jsonl" 40 120; then
   expect_eq "Slurm counts 1 restart" 1 "$(job_field "$id" Restarts)"
   expect_contains "the ranks checkpointed on Slurm's SIGTERM" "(stop signal" "$out"
   expect_contains "the second allocation resumed from it" "gpudirect train: resumed from $CLUSTER_DIR/requeue.ckpt at step" "$out"
-  if result=$(same_as_reference "$CLUSTER_DIR/requeue.jsonl" $SHORT_STEPS); then pass "requeue: $result (starts at: $(starts "$CLUSTER_DIR/requeue.jsonl"))"; else fail "requeue: losses equal the uninterrupted run's" "$result"; fi
+  if result=$(same_as_reference "$ref" "$CLUSTER_DIR/requeue.jsonl" $SHORT_STEPS); then pass "requeue: $result (starts at: $(starts "$CLUSTER_DIR/requeue.jsonl"))"; else fail "requeue: losses equal the uninterrupted run's" "$result"; fi
   case "$result" in *" 0 step(s) run twice") pass "requeue: no step was lost or repeated" ;; *) fail "requeue: no step was lost or repeated" "$result" ;; esac
 else
   fail "the job trains (40 steps within 120 s)" "$(tail -20 "$CLUSTER_DIR/requeue.out")"
@@ -105,16 +71,15 @@ else
   fail "each allocation stopped by --signal requeued itself" "stops: $stops, restarts: $restarts
 $(tail -20 <<<"$out")"
 fi
-if result=$(same_as_reference "$CLUSTER_DIR/timelimit.jsonl" $LONG_STEPS); then pass "time limit: $result (starts at: $(starts "$CLUSTER_DIR/timelimit.jsonl"))"; else fail "time limit: losses equal the uninterrupted run's" "$result"; fi
+if result=$(same_as_reference "$ref" "$CLUSTER_DIR/timelimit.jsonl" $LONG_STEPS); then pass "time limit: $result (starts at: $(starts "$CLUSTER_DIR/timelimit.jsonl"))"; else fail "time limit: losses equal the uninterrupted run's" "$result"; fi
 
 # 3. A node lost mid-job: node2's links go down first (its peers get no FIN or RST, as when a VM
 # vanishes), then everything in its namespace is killed. The survivors must end within --timeout.
 id=$(TIMEOUT=10 submit nodeloss) || { fail "sbatch (node loss)"; summary; exit 1; }
 if wait_steps "$CLUSTER_DIR/nodeloss.jsonl" 50 120; then
   first_nodes=$(job_field "$id" NodeList)
-  for link in $(ip -n "$(node_netns 2)" -o link show | awk -F': ' '$2 != "lo" {print $2}' | cut -d@ -f1); do ip -n "$(node_netns 2)" link set "$link" down; done
   lost=$SECONDS
-  for pid in $(ip netns pids "$(node_netns 2)"); do kill -9 "$pid" 2>/dev/null; done
+  lose_node 2
   deadline=$((SECONDS + 40))
   while [ $SECONDS -lt $deadline ] && ! grep -q "node2" <(grep -iE "error|fail|lost|timed out|no progress" "$CLUSTER_DIR/nodeloss.out"); do sleep 0.2; done
   took=$((SECONDS - lost))
@@ -129,7 +94,7 @@ if wait_steps "$CLUSTER_DIR/nodeloss.jsonl" 50 120; then
   expect_eq "Slurm counts 1 restart" 1 "$(job_field "$id" Restarts)"
   expect_eq "the first allocation had node2" "node[1-2]" "$first_nodes"
   expect_contains "the second allocation runs on the nodes left" "train-local: allocation 2 of job $id on node[1,3]" "$out"
-  if result=$(same_as_reference "$CLUSTER_DIR/nodeloss.jsonl" $SHORT_STEPS); then pass "node loss: $result (starts at: $(starts "$CLUSTER_DIR/nodeloss.jsonl"))"; else fail "node loss: losses equal the uninterrupted run's" "$result"; fi
+  if result=$(same_as_reference "$ref" "$CLUSTER_DIR/nodeloss.jsonl" $SHORT_STEPS); then pass "node loss: $result (starts at: $(starts "$CLUSTER_DIR/nodeloss.jsonl"))"; else fail "node loss: losses equal the uninterrupted run's" "$result"; fi
 else
   fail "the job trains (50 steps within 120 s)" "$(tail -20 "$CLUSTER_DIR/nodeloss.out")"
 fi

@@ -70,6 +70,22 @@ MUTATIONS = {
         '    for (const Finding& finding : findings)\n',
         '  for (const Fault f : {Fault::performance, Fault::gpu_hardware, Fault::configuration})\n'
         '    for (const Finding& finding : findings)\n'),
+    "supervise: a normal step does not end a slow streak": (
+        "launcher/commands/supervise/fault_watch.cpp",
+        '  } else {\n    slow_streak_ = 0;\n',
+        '  } else {\n'),
+    "supervise: a checkpoint write gets no more allowance": (
+        "launcher/commands/supervise/fault_watch.cpp",
+        '  if (checkpoint_pending_) allowance += std::max(s_.checkpoint_s, 3 * longest_checkpoint_s_);',
+        '  if (checkpoint_pending_) allowance += 0;'),
+    "supervise: a survivor's 'is gone' outweighs the ranks' naming of the lost peer": (
+        "launcher/commands/supervise/rank_reports.cpp",
+        'return strong.order.empty() ? weak.ranked() : strong.ranked();',
+        'return weak.order.empty() ? strong.ranked() : weak.ranked();'),
+    "supervise: a repeated step counts as productive twice": (
+        "launcher/commands/supervise/goodput.cpp",
+        '    at->second = step_ms;\n',
+        '    step_ms_[-step] = step_ms;\n'),
 }
 
 
