@@ -28,7 +28,8 @@ A rank that dies, a link without progress for --timeout seconds, or a rank that 
 rendezvous ends every rank with one line naming that rank, its host and the collective.
 Exit codes: 0 ok, 1 failure, 6 usage; bench uses nccl-tests' codes (see bench --help); train adds 8 (ranks'
 parameters differ) and 10 (stopped by SIGTERM/SIGUSR1, checkpoint written; see train --help); health
-exits 7 when it found bad nodes (see health --help), check-node 7 when this node fails a check (see check-node --help).)";
+exits 7 when it found bad nodes (see health --help), check-node 7 when this node fails a check (see check-node --help),
+supervise 11 when a node had to be replaced and no spare was left (see supervise --help).)";
 
 // `--np N` (or --np=N) before the subcommand: returns N and removes it from args; 0 if absent.
 int take_np(std::vector<std::string>& args) {

@@ -26,6 +26,7 @@ set -uo pipefail
 export GPUDIRECT_SOURCE_DIR=${GPUDIRECT_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 source "$GPUDIRECT_SOURCE_DIR/tests/integration/lib.sh"
 source "$GPUDIRECT_SOURCE_DIR/tests/integration/check_node_env.sh"
+source "$GPUDIRECT_SOURCE_DIR/tests/integration/train_jobs.sh"
 STEPS=${1:-360}
 RESULTS=${RESULTS:-$PWD/supervise-vs-requeue-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$RESULTS"
@@ -72,27 +73,11 @@ with open(out, "w") as timeline:
                     timeline.flush()
         time.sleep(0.05)
 PY
-job_field() { scontrol show job -o "$1" 2>/dev/null | grep -oE "(^| )$2=[^ ]*" | cut -d= -f2; }
 last_step() { awk 'END {print $2 + 0}' "$1" 2>/dev/null || echo 0; }
 wait_step() {  # TIMELINE STEP SECONDS
   local deadline=$((SECONDS + $3))
   while [ $SECONDS -lt $deadline ]; do [ "$(last_step "$1")" -ge "$2" ] && return 0; sleep 0.1; done
   return 1
-}
-wait_done() {
-  local deadline=$((SECONDS + $2)) state
-  while [ $SECONDS -lt $deadline ]; do
-    state=$(job_field "$1" JobState)
-    case "$state" in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL) echo "$state"; return 0 ;; esac
-    sleep 0.2
-  done
-  echo "not done after $2 s"
-}
-lose_node() {
-  local ns link pid
-  ns=$(node_netns "$1")
-  for link in $(ip -n "$ns" -o link show | awk -F': ' '$2 != "lo" {print $2}' | cut -d@ -f1); do ip -n "$ns" link set "$link" down; done
-  for pid in $(ip netns pids "$ns"); do kill -9 "$pid" 2>/dev/null; done
 }
 # node3's data NICs, as the plugin gives them to its ranks (asked before any training job holds it).
 NODE3_NICS=$(timeout 60 srun -N1 -w node3 --ntasks-per-node=2 --gpus-per-task=1 --gpu-direct=tcpxo sh -c 'echo ${GPUDIRECT_NICS%%,*}' 2>/dev/null | sort -u)
