@@ -25,16 +25,16 @@ struct FaultCost {
 };
 
 struct GoodputReport {
-  std::string job_id;                // SLURM_JOB_ID (no job_id label when empty)
-  double wall_seconds = 0;           // the supervisor's start to now (or the end)
-  double productive_seconds = 0;     // step time of every step that counts, each once
+  std::string job_id;                 // SLURM_JOB_ID (no job_id label when empty)
+  double wall_seconds = 0;            // the supervisor's start to now (or the end)
+  double productive_seconds = 0;      // step time of every step that counts, each once
   long steps = 0, planned_steps = 0;  // steps: distinct steps this supervisor saw
   long last_step = 0;                 // the highest step done (a requeued job's run counts those before)
-  int attempts = 0;                  // training steps launched
+  int attempts = 0;                   // training steps launched
   int spare_nodes_left = 0;
   std::vector<FaultCost> faults;
   double ettr() const { return wall_seconds > 0 ? productive_seconds / wall_seconds : 0; }
-  double lost_seconds() const;       // sum over the faults
+  double lost_seconds() const;  // sum over the faults
   double updated_unix_seconds = 0;
 };
 

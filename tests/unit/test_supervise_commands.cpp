@@ -61,24 +61,44 @@ TEST_CASE("a training step: srun on the chosen nodes, train with the ranks' time
   a.number = 3;
   a.nodes = {"node1", "node3", "node4", "node6"};
   a.json_path = "/shared/run.ckpt.supervise/attempt-3.jsonl";
-  CHECK(training_step_command(options(), a) ==
-        V{"srun", "--nodes=4", "--nodelist=node1,node3,node4,node6", "--ntasks=8", "--ntasks-per-node=2", "--overlap",
-          "--kill-on-bad-exit=1", "--job-name=gpudirect-train-3", "--gpus-per-task=1", "--gpu-direct=tcpxo", "/usr/bin/gpudirect-launch",
-          "--timeout", "10", "train", "--preset", "tiny", "--steps", "400", "--checkpoint", "/shared/run.ckpt", "--checkpoint-every=20",
-          "--resume", "-J", "/shared/run.ckpt.supervise/attempt-3.jsonl"});
+  CHECK(training_step_command(options(), a) == V{"srun",
+                                                 "--nodes=4",
+                                                 "--nodelist=node1,node3,node4,node6",
+                                                 "--ntasks=8",
+                                                 "--ntasks-per-node=2",
+                                                 "--overlap",
+                                                 "--kill-on-bad-exit=1",
+                                                 "--job-name=gpudirect-train-3",
+                                                 "--gpus-per-task=1",
+                                                 "--gpu-direct=tcpxo",
+                                                 "/usr/bin/gpudirect-launch",
+                                                 "--timeout",
+                                                 "10",
+                                                 "train",
+                                                 "--preset",
+                                                 "tiny",
+                                                 "--steps",
+                                                 "400",
+                                                 "--checkpoint",
+                                                 "/shared/run.ckpt",
+                                                 "--checkpoint-every=20",
+                                                 "--resume",
+                                                 "-J",
+                                                 "/shared/run.ckpt.supervise/attempt-3.jsonl"});
   SuperviseOptions given = options();
   given.train_args.push_back("--resume");
   const V argv = training_step_command(given, a);
   CHECK(std::count(argv.begin(), argv.end(), "--resume") == 1);
 }
 
-TEST_CASE("a node check: check-node on that node alone, its JSON in a file; without a machine type, only a step", "[supervise]") {
+TEST_CASE("a node check: check-node on that node alone, its JSON in a file, and without a machine type only a step", "[supervise]") {
   SuperviseOptions o = options();
   o.node_check = "a3-megagpu-8g";
   o.node_check_args = {"--check-rxdm"};
-  CHECK(node_check_command("node3", o, "/w/check-node3.json") ==
-        V{"srun", "--nodes=1", "--nodelist=node3", "--ntasks=1", "--overlap", "--job-name=gpudirect-node-check", "--output=/w/check-node3.json",
-          "/usr/bin/gpudirect-launch", "check-node", "--machine-type", "a3-megagpu-8g", "--json", "--check-rxdm"});
+  CHECK(node_check_command("node3", o, "/w/check-node3.json") == V{"srun", "--nodes=1", "--nodelist=node3", "--ntasks=1", "--overlap",
+                                                                   "--job-name=gpudirect-node-check", "--output=/w/check-node3.json",
+                                                                   "/usr/bin/gpudirect-launch", "check-node", "--machine-type",
+                                                                   "a3-megagpu-8g", "--json", "--check-rxdm"});
   o.node_check.clear();
   o.node_check_program = "/opt/check.sh";
   const V plain = node_check_command("node3", o, "/w/x.json");

@@ -7,7 +7,7 @@
 using namespace gpudirect::launcher::supervise;
 using V = std::vector<std::string>;
 
-TEST_CASE("the last --spare-nodes nodes wait; the rest train", "[supervise]") {
+TEST_CASE("the last --spare-nodes nodes wait and the rest train", "[supervise]") {
   NodePool pool({"n1", "n2", "n3", "n4", "n5", "n6"}, 2);
   CHECK(pool.training() == V{"n1", "n2", "n3", "n4"});
   CHECK(pool.spares() == V{"n5", "n6"});

@@ -13,7 +13,7 @@ TEST_CASE("ranks are laid out on the nodes in blocks, as Slurm does by default",
   CHECK(kHosts == V{"node1", "node1", "node2", "node2", "node3", "node3", "node4", "node4"});
 }
 
-TEST_CASE("the lost peer the survivors name is blamed, most named first; survivors' own exits are not", "[supervise]") {
+TEST_CASE("the lost peer the survivors name is blamed, most named first, and survivors' own exits are not", "[supervise]") {
   const std::string output =
       "gpudirect train: rank 5 on node3 is unreachable from rank 7 on node4: no progress for 5.0 s (--timeout); a link is down\n"
       "gpudirect train: rank 3 on node2 is unreachable from rank 5 on node3: no progress for 5.0 s (--timeout)\n"
@@ -31,7 +31,7 @@ TEST_CASE("a rank that never reached the rendezvous is blamed through the rank l
   CHECK(blamed_hosts("rank 12 of 16 never reached the rendezvous", kHosts).empty());  // not a rank of this layout
 }
 
-TEST_CASE("srun's node failure and a silent peer are strong; 'is gone' counts only alone", "[supervise]") {
+TEST_CASE("srun's node failure and a silent peer are strong, and 'is gone' counts only alone", "[supervise]") {
   CHECK(blamed_hosts("srun: error: Node failure on node4\n", kHosts) == V{"node4"});
   CHECK(blamed_hosts("rank 4 on node3 made no progress for 10.0 s (--timeout) in all_reduce\n", kHosts) == V{"node3"});
   const std::string killed =

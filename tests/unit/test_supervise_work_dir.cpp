@@ -34,8 +34,8 @@ TEST_CASE("supervise refuses a work dir another user may write, before any step"
 }
 
 TEST_CASE("supervise outside an allocation says where it runs", "[supervise]") {
-  const auto [status, output] = run_capture({"env", "-u", "SLURM_JOB_ID", "-u", "SLURM_JOB_NODELIST", GPUDIRECT_LAUNCH_BINARY, "supervise",
-                                             "--", "--checkpoint", "/tmp/x.ckpt"});
+  const auto [status, output] = run_capture(
+      {"env", "-u", "SLURM_JOB_ID", "-u", "SLURM_JOB_NODELIST", GPUDIRECT_LAUNCH_BINARY, "supervise", "--", "--checkpoint", "/tmp/x.ckpt"});
   CHECK(status == 6);
   CHECK_THAT(output, Catch::Contains("supervise runs inside a Slurm allocation, once, from the batch script"));
 }

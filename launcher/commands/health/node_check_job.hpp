@@ -28,7 +28,7 @@ std::vector<std::string> node_check_command(const std::vector<std::string>& node
 std::string node_check_path(const std::string& work_dir, const std::string& node);
 
 // check-node's JSON is read one way for every command (check_node_result.hpp).
-using launcher::NodeCheckResult;
 using launcher::node_check_result;
+using launcher::NodeCheckResult;
 
 }  // namespace gpudirect::launcher::health

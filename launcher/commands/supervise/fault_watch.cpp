@@ -23,11 +23,16 @@ std::string ms(double value) {
 
 const char* to_string(FaultKind kind) {
   switch (kind) {
-    case FaultKind::rank_failure: return "rank failure";
-    case FaultKind::hang: return "hang";
-    case FaultKind::straggler: return "straggler";
-    case FaultKind::slow_steps: return "slow steps";
-    case FaultKind::start_timeout: return "start-up timeout";
+    case FaultKind::rank_failure:
+      return "rank failure";
+    case FaultKind::hang:
+      return "hang";
+    case FaultKind::straggler:
+      return "straggler";
+    case FaultKind::slow_steps:
+      return "slow steps";
+    case FaultKind::start_timeout:
+      return "start-up timeout";
   }
   return "?";
 }
@@ -103,11 +108,13 @@ std::optional<Fault> FaultWatch::check(double now) const {
                  last_progress_, straggler_excess_ms_ / 1e3};
   if (s_.slow_steps > 0 && slow_streak_ >= s_.slow_steps)
     return Fault{FaultKind::slow_steps, "",
-                 std::to_string(slow_streak_) + " consecutive steps over " + [&] {
-                   char f[16];
-                   std::snprintf(f, sizeof f, "%g", s_.slow_factor);
-                   return std::string(f);
-                 }() + "x the normal step (last: " + slow_detail_ + ")",
+                 std::to_string(slow_streak_) + " consecutive steps over " +
+                     [&] {
+                       char f[16];
+                       std::snprintf(f, sizeof f, "%g", s_.slow_factor);
+                       return std::string(f);
+                     }() +
+                     "x the normal step (last: " + slow_detail_ + ")",
                  last_progress_, slow_excess_ms_ / 1e3};
   const double quiet = now - last_progress_;
   if (quiet > allowance()) {

@@ -10,21 +10,21 @@
 namespace gpudirect::launcher::supervise {
 
 struct WatchSettings {
-  int straggler_steps = 5;     // the same host named the straggler on K consecutive steps; 0: off
-  int slow_steps = 5;          // K consecutive steps over slow_factor x the run's normal step; 0: off
-  double slow_factor = 2.0;    // "slow" against the run's normal step time
-  int baseline_steps = 10;     // the normal step: median of the run's first N steps (each attempt's first left out)
-  double hang_factor = 20;     // no step for max(hang_min_s, hang_factor x the normal step) is a hang
-  double hang_min_s = 30;      // never less than this: a loaded machine has slow steps that are not hangs
-  double start_s = 300;        // from a step's launch to its first step line (rendezvous, resume, warm-up)
-  double checkpoint_s = 120;   // more after a step that writes a checkpoint (at least 3x the longest write seen)
+  int straggler_steps = 5;    // the same host named the straggler on K consecutive steps; 0: off
+  int slow_steps = 5;         // K consecutive steps over slow_factor x the run's normal step; 0: off
+  double slow_factor = 2.0;   // "slow" against the run's normal step time
+  int baseline_steps = 10;    // the normal step: median of the run's first N steps (each attempt's first left out)
+  double hang_factor = 20;    // no step for max(hang_min_s, hang_factor x the normal step) is a hang
+  double hang_min_s = 30;     // never less than this: a loaded machine has slow steps that are not hangs
+  double start_s = 300;       // from a step's launch to its first step line (rendezvous, resume, warm-up)
+  double checkpoint_s = 120;  // more after a step that writes a checkpoint (at least 3x the longest write seen)
 };
 
 struct StepRecord {
-  long step = 0;             // 1-based, as the JSON's "step"
-  double step_ms = 0;        // the slowest rank's step time
-  std::string straggler;     // the straggler's host ("" when the step had none)
-  std::string detail;        // its "rank R computed X ms, median Y ms" for the report
+  long step = 0;          // 1-based, as the JSON's "step"
+  double step_ms = 0;     // the slowest rank's step time
+  std::string straggler;  // the straggler's host ("" when the step had none)
+  std::string detail;     // its "rank R computed X ms, median Y ms" for the report
 };
 
 enum class FaultKind { rank_failure, hang, straggler, slow_steps, start_timeout };
@@ -33,8 +33,8 @@ const char* to_string(FaultKind kind);
 
 struct Fault {
   FaultKind kind = FaultKind::rank_failure;
-  std::string host;    // the node the rule names ("" when it names none: a hang, slow steps)
-  std::string detail;  // the evidence, for the log, the drain comment and the report
+  std::string host;          // the node the rule names ("" when it names none: a hang, slow steps)
+  std::string detail;        // the evidence, for the log, the drain comment and the report
   double last_progress = 0;  // when the step last made progress (the detection delay runs from here)
   double excess_s = 0;       // slow steps, straggler: what the streak's steps took over the normal step
 };

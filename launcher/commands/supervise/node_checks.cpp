@@ -31,8 +31,8 @@ std::string seconds_text(double s) {
 }  // namespace
 
 std::vector<std::string> node_check_command(const std::string& node, const SuperviseOptions& o, const std::string& json_path) {
-  std::vector<std::string> argv{"srun",          "--nodes=1",    "--nodelist=" + node, "--ntasks=1",
-                                "--overlap",     "--job-name=gpudirect-node-check",    "--output=" + json_path};
+  std::vector<std::string> argv{
+      "srun", "--nodes=1", "--nodelist=" + node, "--ntasks=1", "--overlap", "--job-name=gpudirect-node-check", "--output=" + json_path};
   const std::string program = o.node_check_program.empty() ? o.launcher : o.node_check_program;
   argv.push_back(program);
   if (o.node_check.empty()) {
@@ -54,8 +54,9 @@ std::vector<NodeFinding> check_nodes(const std::vector<std::string>& nodes, cons
     remove_stale(json_paths.back());
     jobs.push_back({node_check_command(node, o, json_paths.back()), dir + "/check-" + node + ".log"});
   }
-  progress("checking " + join(nodes, ",") + (o.node_check.empty() ? " (does each run a step?)" : " with check-node --machine-type " + o.node_check) +
-           ", at most " + seconds_text(o.check_timeout_s) + " s (logs in " + dir + ")");
+  progress("checking " + join(nodes, ",") +
+           (o.node_check.empty() ? " (does each run a step?)" : " with check-node --machine-type " + o.node_check) + ", at most " +
+           seconds_text(o.check_timeout_s) + " s (logs in " + dir + ")");
   const std::vector<JobEnd> ends = run_bounded(jobs, o.check_timeout_s, nullptr, nullptr);
   std::vector<NodeFinding> findings;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
@@ -102,9 +103,19 @@ std::vector<NodeFinding> sweep_pairs(const std::vector<std::string>& nodes, cons
                                      const Progress& progress) {
   const std::string report = dir + "/sweep.json";
   remove_stale(report);
-  std::vector<std::string> argv{o.launcher, "--timeout", seconds_text(o.rank_timeout_s), "health", "--nodelist", join(nodes, ","),
-                                "--ntasks-per-node", std::to_string(o.ntasks_per_node), "--srun-arg=--overlap", "--work-dir", dir + "/sweep",
-                                "--json", report};
+  std::vector<std::string> argv{o.launcher,
+                                "--timeout",
+                                seconds_text(o.rank_timeout_s),
+                                "health",
+                                "--nodelist",
+                                join(nodes, ","),
+                                "--ntasks-per-node",
+                                std::to_string(o.ntasks_per_node),
+                                "--srun-arg=--overlap",
+                                "--work-dir",
+                                dir + "/sweep",
+                                "--json",
+                                report};
   argv.insert(argv.end(), o.sweep_args.begin(), o.sweep_args.end());
   progress("pair test over " + join(nodes, ",") + ": " + shell_line(argv));
   // health bounds each pair itself (--pair-timeout, 300 s unless given); this is the backstop.

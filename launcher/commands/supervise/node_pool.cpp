@@ -14,9 +14,7 @@ NodePool::NodePool(std::vector<std::string> nodes, int spares) : order_(std::mov
   spares_.assign(split, order_.end());
 }
 
-bool NodePool::is_training(const std::string& node) const {
-  return std::find(training_.begin(), training_.end(), node) != training_.end();
-}
+bool NodePool::is_training(const std::string& node) const { return std::find(training_.begin(), training_.end(), node) != training_.end(); }
 
 void NodePool::take_out(const std::string& node) {
   const auto at = std::find(training_.begin(), training_.end(), node);

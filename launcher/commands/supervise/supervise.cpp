@@ -165,18 +165,20 @@ class Supervisor {
         for (const std::string& line : json.read_new()) take_train_line(line, number);
         end.exit_code = *code;
         if (!end.fault && !(g_stop_signal != 0 && *code == kExitPreempted) && *code != 0)
-          end.fault = Fault{FaultKind::rank_failure, "",
-                            "the training step ended with exit " + std::to_string(*code) + (task_failed_at > 0 ? " after a rank failed" : ""),
-                            watch_.last_progress()};
-        if (end.fault) goodput_.fault(to_string(end.fault->kind), end.fault->last_progress, fault_seen_ > 0 ? fault_seen_ : now, end.fault->excess_s);
+          end.fault =
+              Fault{FaultKind::rank_failure, "",
+                    "the training step ended with exit " + std::to_string(*code) + (task_failed_at > 0 ? " after a rank failed" : ""),
+                    watch_.last_progress()};
+        if (end.fault)
+          goodput_.fault(to_string(end.fault->kind), end.fault->last_progress, fault_seen_ > 0 ? fault_seen_ : now, end.fault->excess_s);
         return end;
       }
       if (g_stop_signal != 0) stop(true);
       if (!end.fault && !stopping) {
         if (std::optional<Fault> fault = watch_.check(now)) {
           fault_seen_ = now;
-          say("fault in attempt " + std::to_string(number) + ": " + to_string(fault->kind) + (fault->host.empty() ? "" : " on " + fault->host) +
-              ": " + fault->detail);
+          say("fault in attempt " + std::to_string(number) + ": " + to_string(fault->kind) +
+              (fault->host.empty() ? "" : " on " + fault->host) + ": " + fault->detail);
           // A straggler or slow steps still make progress: the ranks finish the step and write the
           // checkpoint, so nothing is lost. A hang cannot: abort.
           const bool gently = fault->kind == FaultKind::straggler || fault->kind == FaultKind::slow_steps;
@@ -284,7 +286,8 @@ class Supervisor {
     log_.event({{"type", "fault"}, {"attempt", attempt}, {"kind", to_string(fault.kind)}, {"detail", fault.detail}, {"blamed", blamed}});
 
     for (const NodeFinding& f : to_check.empty() ? std::vector<NodeFinding>{} : check_nodes(to_check, o_, dir, progress)) {
-      log_.event({{"type", "node_check"}, {"node", f.node}, {"answer", answer_name(f.answer)}, {"reason", f.reason}, {"comment", f.comment}});
+      log_.event(
+          {{"type", "node_check"}, {"node", f.node}, {"answer", answer_name(f.answer)}, {"reason", f.reason}, {"comment", f.comment}});
       const bool was_blamed = std::find(blamed.begin(), blamed.end(), f.node) != blamed.end();
       if (f.answer != Answer::passed) {
         say(f.node + (f.answer == Answer::silent ? " gives no answer: " : " fails check-node (" + f.reason + "): ") + f.comment);
@@ -317,7 +320,9 @@ class Supervisor {
       again.comment = sweep != sweep_comment_.end()
                           ? sweep->second
                           : "gpudirect supervise: " + std::string(to_string(fault.kind)) + " again after a passing check: " + fault.detail;
-      say(node + (proven.count(node) ? " passes check-node, but the pair test measured it slow" : " passes its check but is blamed a second time") +
+      say(node +
+          (proven.count(node) ? " passes check-node, but the pair test measured it slow"
+                              : " passes its check but is blamed a second time") +
           ": taken out (" + again.reason + ")");
       bad.push_back(again);
     }
@@ -345,8 +350,14 @@ class Supervisor {
         goodput_.set_spares_left(0);
         return false;
       }
-      const NodeFinding f = check_nodes({*spare}, o_, round_dir(attempt, "spare-" + *spare), [](const std::string& line) { say(line); }).front();
-      log_.event({{"type", "node_check"}, {"node", f.node}, {"answer", answer_name(f.answer)}, {"reason", f.reason}, {"comment", f.comment}, {"spare", true}});
+      const NodeFinding f =
+          check_nodes({*spare}, o_, round_dir(attempt, "spare-" + *spare), [](const std::string& line) { say(line); }).front();
+      log_.event({{"type", "node_check"},
+                  {"node", f.node},
+                  {"answer", answer_name(f.answer)},
+                  {"reason", f.reason},
+                  {"comment", f.comment},
+                  {"spare", true}});
       if (f.answer != Answer::passed) {
         say("spare " + f.node + (f.answer == Answer::silent ? " gives no answer: " : " fails check-node (" + f.reason + "): ") + f.comment);
         pool_.take_out_spare(f.node);
@@ -372,7 +383,8 @@ class Supervisor {
       // A user who is no Slurm admin cannot drain: the node still leaves this run, and the line
       // tells an operator what to run.
       drained = false;
-      say("could not drain " + node + " (" + e.what() + "); it is left out of this run; an admin can run: " + drain_line(node, reason, text));
+      say("could not drain " + node + " (" + e.what() +
+          "); it is left out of this run; an admin can run: " + drain_line(node, reason, text));
     }
     log_.event({{"type", "drain"}, {"node", node}, {"reason", reason}, {"comment", text}, {"drained", drained}});
   }
@@ -402,19 +414,20 @@ class Supervisor {
 
   int finish(int exit_code) {
     const metrics::GoodputReport r = goodput_.report(now_s());
-    say("steps " + std::to_string(r.steps) + " of " + std::to_string(r.planned_steps) + " in " + std::to_string(r.attempts) + " attempt(s); wall " +
-        seconds(r.wall_seconds) + ", productive " + seconds(r.productive_seconds) + ", effective training time ratio " + [&] {
+    say("steps " + std::to_string(r.steps) + " of " + std::to_string(r.planned_steps) + " in " + std::to_string(r.attempts) +
+        " attempt(s); wall " + seconds(r.wall_seconds) + ", productive " + seconds(r.productive_seconds) +
+        ", effective training time ratio " + [&] {
           char t[16];
           std::snprintf(t, sizeof t, "%.3f", r.ettr());
           return std::string(t);
         }());
     for (std::size_t i = 0; i < r.faults.size(); ++i) {
       const metrics::FaultCost& f = r.faults[i];
-      say("fault " + std::to_string(i + 1) + " (" + f.kind + "): " +
-          (f.nodes.empty() ? std::string("transient, no node taken out") : join(f.nodes, ",") + " taken out (" + f.reason + ")") + "; lost " +
-          seconds(f.lost_seconds()) + " = detection " + seconds(f.detection_seconds) + " + handling " + seconds(f.handling_seconds) +
-          " + restart " + seconds(f.restart_seconds) + " + " + std::to_string(f.repeated_steps) + " repeated step(s) " +
-          seconds(f.repeated_seconds));
+      say("fault " + std::to_string(i + 1) + " (" + f.kind +
+          "): " + (f.nodes.empty() ? std::string("transient, no node taken out") : join(f.nodes, ",") + " taken out (" + f.reason + ")") +
+          "; lost " + seconds(f.lost_seconds()) + " = detection " + seconds(f.detection_seconds) + " + handling " +
+          seconds(f.handling_seconds) + " + restart " + seconds(f.restart_seconds) + " + " + std::to_string(f.repeated_steps) +
+          " repeated step(s) " + seconds(f.repeated_seconds));
     }
     nlohmann::json summary = to_json(r);
     summary["exit_code"] = exit_code;
@@ -442,8 +455,9 @@ std::vector<std::string> allocation_nodes() {
   const char* job = std::getenv("SLURM_JOB_ID");
   const char* list = std::getenv("SLURM_JOB_NODELIST");
   if (job == nullptr || list == nullptr || *list == '\0')
-    throw UsageError("supervise runs inside a Slurm allocation, once, from the batch script (sbatch --nodes=TRAINING+SPARES ...), not under "
-                     "srun: SLURM_JOB_ID or SLURM_JOB_NODELIST is not set");
+    throw UsageError(
+        "supervise runs inside a Slurm allocation, once, from the batch script (sbatch --nodes=TRAINING+SPARES ...), not under "
+        "srun: SLURM_JOB_ID or SLURM_JOB_NODELIST is not set");
   try {
     return expand_hostlist(list);
   } catch (const std::exception& e) {
@@ -492,21 +506,23 @@ void register_supervise(CLI::App& app, CommandContext& context) {
       "the reason slurm-gcp's repair acts on (XID, PERFORMANCE, unspecified) and resumes from the checkpoint on the healthy nodes plus "
       "a spare. Exit codes: train's (0 done), 1 failure or --max-restarts used, 6 usage, 10 stopped by SIGTERM/SIGUSR1 (checkpoint "
       "written), 11 no spare node left (requeue the job).");
-  cmd->add_option("--spare-nodes", o->spare_nodes, "nodes of the allocation kept aside to replace a bad one (the last N of the node list; default 1)");
+  cmd->add_option("--spare-nodes", o->spare_nodes,
+                  "nodes of the allocation kept aside to replace a bad one (the last N of the node list; default 1)");
   cmd->add_option("--ntasks-per-node", o->ntasks_per_node, "ranks per node of every training step (default 1)");
-  cmd->add_option("--srun-arg", o->srun_args, "one more argument for every training step's srun, e.g. --srun-arg=--gpu-direct=tcpxo (repeatable)")
+  cmd->add_option("--srun-arg", o->srun_args,
+                  "one more argument for every training step's srun, e.g. --srun-arg=--gpu-direct=tcpxo (repeatable)")
       ->allow_extra_args(false);
   cmd->add_option("--rank-timeout", o->rank_timeout_s,
                   "gpudirect-launch --timeout for the ranks: a peer silent this long ends them, naming it (default 60 s)");
-  cmd->add_option("--straggler-steps", o->watch.straggler_steps,
-                  "act when the same node is the straggler (compute time over 1.2x the median) on K consecutive steps; 0: never (default 5)");
+  cmd->add_option(
+      "--straggler-steps", o->watch.straggler_steps,
+      "act when the same node is the straggler (compute time over 1.2x the median) on K consecutive steps; 0: never (default 5)");
   cmd->add_option("--slow-steps", o->watch.slow_steps,
                   "act when K consecutive steps take over --slow-factor x the run's normal step; 0: never (default 5)");
   cmd->add_option("--slow-factor", o->watch.slow_factor, "how much slower than the normal step a slow step is (default 2)");
   cmd->add_option("--baseline-steps", o->watch.baseline_steps,
                   "the normal step is the median of the run's first N steps, each attempt's first left out (default 10)");
-  cmd->add_option("--hang-factor", o->watch.hang_factor,
-                  "no step for this many normal steps (at least --hang-min) is a hang (default 20)");
+  cmd->add_option("--hang-factor", o->watch.hang_factor, "no step for this many normal steps (at least --hang-min) is a hang (default 20)");
   cmd->add_option("--hang-min", o->watch.hang_min_s, "the hang allowance is never under this (default 30 s)");
   cmd->add_option("--start-timeout", o->watch.start_s,
                   "from a training step's launch to its first step: rendezvous, loading the checkpoint, warm-up (default 300 s)");
@@ -515,7 +531,8 @@ void register_supervise(CLI::App& app, CommandContext& context) {
   cmd->add_option("--node-check", o->node_check,
                   "machine type for check-node on a blamed node and on a spare before it is used (e.g. a3-megagpu-8g); without it "
                   "a node only has to run a step");
-  cmd->add_option("--node-check-program", o->node_check_program, "run as PROGRAM check-node --machine-type T --json ARGS (default: --launcher)");
+  cmd->add_option("--node-check-program", o->node_check_program,
+                  "run as PROGRAM check-node --machine-type T --json ARGS (default: --launcher)");
   cmd->add_option("--node-check-arg", o->node_check_args, "one more check-node option (repeatable)");
   cmd->add_option("--check-timeout", o->check_timeout_s, "a node that gives no check result within this is taken out (default 60 s)");
   cmd->add_option("--sweep-arg", o->sweep_args,
@@ -525,8 +542,9 @@ void register_supervise(CLI::App& app, CommandContext& context) {
                   "after asking a step to stop (SIGUSR1: finish the step, write the checkpoint): then srun aborts it (default 30 s)");
   cmd->add_option("--max-restarts", o->max_restarts, "give up after this many restarts (default 10)");
   cmd->add_option("--launcher", o->launcher, "gpudirect-launch as the nodes see it (default: this binary)");
-  cmd->add_option("--work-dir", o->work_dir,
-                  "each attempt's log and JSON lines, node checks, pair tests (default: CHECKPOINT.supervise, beside train's --checkpoint)");
+  cmd->add_option(
+      "--work-dir", o->work_dir,
+      "each attempt's log and JSON lines, node checks, pair tests (default: CHECKPOINT.supervise, beside train's --checkpoint)");
   cmd->add_option("-J,--json", o->json,
                   "JSON lines: every attempt's train lines with \"attempt\", and the supervisor's launch, fault, node_check, transient, "
                   "drain, restart and goodput lines (appended)");
@@ -534,9 +552,7 @@ void register_supervise(CLI::App& app, CommandContext& context) {
                   "goodput for Prometheus' node_exporter textfile collector (gpudirect_supervise_* gauges: effective training time ratio, "
                   "time lost by cause, faults, drained nodes, spares left)");
   cmd->add_option("train_options", o->train_args, "train's options, after --: --preset, --steps, --checkpoint PATH (required) ...");
-  cmd->callback([o, &context] {
-    context.exit_code = run_command("gpudirect supervise", [&] { return supervise::run(*o); });
-  });
+  cmd->callback([o, &context] { context.exit_code = run_command("gpudirect supervise", [&] { return supervise::run(*o); }); });
 }
 
 }  // namespace gpudirect::launcher

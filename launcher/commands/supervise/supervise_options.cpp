@@ -53,7 +53,8 @@ TrainPlan check_options(const SuperviseOptions& o) {
     throw UsageError("--rank-timeout, --check-timeout and --stop-grace must be over 0 s");
   if (o.max_restarts < 0) throw UsageError("--max-restarts must be 0 or more");
   if (o.train_args.empty())
-    throw UsageError("give train's options after --: gpudirect-launch supervise --spare-nodes 2 -- --preset tiny --steps 1000 --checkpoint PATH");
+    throw UsageError(
+        "give train's options after --: gpudirect-launch supervise --spare-nodes 2 -- --preset tiny --steps 1000 --checkpoint PATH");
   for (const char* own : {"-J", "--json", "--np"})
     if (has(o.train_args, own))
       throw UsageError(std::string("train's ") + own + " is the supervisor's to set: give supervise " +
@@ -62,7 +63,8 @@ TrainPlan check_options(const SuperviseOptions& o) {
   if (!option_value(o.train_args, "--checkpoint", plan.checkpoint) || plan.checkpoint.empty())
     throw UsageError("train needs --checkpoint PATH on storage every node sees: each restart resumes from it");
   if (plan.checkpoint.front() != '/')
-    throw UsageError("train's --checkpoint " + plan.checkpoint + " must be an absolute path: the ranks start in another directory on every node");
+    throw UsageError("train's --checkpoint " + plan.checkpoint +
+                     " must be an absolute path: the ranks start in another directory on every node");
   std::string text;
   if (option_value(o.train_args, "--checkpoint-every", text)) plan.checkpoint_every = static_cast<int>(number("--checkpoint-every", text));
   if (option_value(o.train_args, "--steps", text)) plan.steps = number("--steps", text);

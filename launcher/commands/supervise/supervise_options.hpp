@@ -13,11 +13,11 @@ namespace gpudirect::launcher::supervise {
 struct SuperviseOptions {
   int spare_nodes = 1;
   int ntasks_per_node = 1;
-  std::vector<std::string> srun_args;   // every training step's srun, as given (--gpus-per-task=1 --gpu-direct=tcpxo)
-  double rank_timeout_s = 60;           // gpudirect-launch --timeout for the ranks: a silent peer ends them
+  std::vector<std::string> srun_args;  // every training step's srun, as given (--gpus-per-task=1 --gpu-direct=tcpxo)
+  double rank_timeout_s = 60;          // gpudirect-launch --timeout for the ranks: a silent peer ends them
   WatchSettings watch;
-  std::string node_check;               // check-node --machine-type; "" : a node is checked by running a step on it
-  std::string node_check_program;       // run as PROGRAM check-node --machine-type T --json (default: the launcher)
+  std::string node_check;          // check-node --machine-type; "" : a node is checked by running a step on it
+  std::string node_check_program;  // run as PROGRAM check-node --machine-type T --json (default: the launcher)
   std::vector<std::string> node_check_args;
   double check_timeout_s = 60;          // a node that gives no answer within this is taken out
   std::vector<std::string> sweep_args;  // more `health` options for the pair test (sizes, --gpu-direct, thresholds)

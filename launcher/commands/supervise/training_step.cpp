@@ -21,16 +21,12 @@ namespace gpudirect::launcher::supervise {
 std::vector<std::string> training_step_command(const SuperviseOptions& o, const Attempt& a) {
   std::string list;
   for (const std::string& node : a.nodes) list += (list.empty() ? "" : ",") + node;
-  std::vector<std::string> argv{"srun",
-                                "--nodes=" + std::to_string(a.nodes.size()),
-                                "--nodelist=" + list,
+  std::vector<std::string> argv{"srun", "--nodes=" + std::to_string(a.nodes.size()), "--nodelist=" + list,
                                 "--ntasks=" + std::to_string(a.nodes.size() * static_cast<std::size_t>(o.ntasks_per_node)),
                                 "--ntasks-per-node=" + std::to_string(o.ntasks_per_node),
                                 // A step of a lost node can linger in slurmctld until the node is
                                 // declared down; the next step must not wait for its resources.
-                                "--overlap",
-                                "--kill-on-bad-exit=1",
-                                "--job-name=" + a.step_name()};
+                                "--overlap", "--kill-on-bad-exit=1", "--job-name=" + a.step_name()};
   argv.insert(argv.end(), o.srun_args.begin(), o.srun_args.end());
   char timeout[32];
   std::snprintf(timeout, sizeof timeout, "%g", o.rank_timeout_s);

@@ -180,7 +180,8 @@ void register_train(CLI::App& app, CommandContext& context) {
                   "fused causal softmax, B x heads x T x T bf16 probabilities kept per layer: see the memory plan). Neither has run "
                   "on a GPU yet, so the default stays reference until the GPU check has compared the two (default reference)");
   for (const train::cuda::SpeedSwitch& s : train::cuda::kSpeedSwitches) cmd->add_flag(std::string("--") + s.name, o->speed.*s.on, s.help);
-  cmd->add_option("-J,--json", o->json, "write one JSON object per line: start, every step, each checkpoint written, summary (rank 0; appended on --resume)");
+  cmd->add_option("-J,--json", o->json,
+                  "write one JSON object per line: start, every step, each checkpoint written, summary (rank 0; appended on --resume)");
   cmd->add_option("--metrics-file", o->metrics_file,
                   "rank 0 writes loss, step time, tokens/s, MFU and the straggler in the Prometheus text format for node_exporter's "
                   "textfile collector (gpudirect_train_* gauges; a PATH ending in .prom in --collector.textfile.directory), "
