@@ -44,7 +44,7 @@ restart_cluster() {
 restart_cluster
 printf '#!/bin/bash\n[ "$1" = check-node ] && shift\n[ "$1" = --machine-type ] && shift 2\nexec %s "$@"\n' "$CLUSTER_DIR/check-node.sh" >"$CLUSTER_DIR/supervise-check-node.sh"
 chmod +x "$CLUSTER_DIR/supervise-check-node.sh"
-SUPERVISE_ARGS="--straggler-steps 0 --slow-steps 5 --slow-factor 5 --baseline-steps 10 --hang-min 8 --start-timeout 60 --checkpoint-timeout 30"
+SUPERVISE_ARGS="--slow-steps 5 --slow-factor 5 --baseline-steps 10 --hang-min 8 --start-timeout 60 --checkpoint-timeout 30"
 SUPERVISE_ARGS+=" --node-check local-a3mega --node-check-program $CLUSTER_DIR/supervise-check-node.sh --check-timeout 20"
 for arg in --gpus-per-task=1 --gpu-direct=tcpxo -b 512K -e 512K -n 3 -w 1 --median-factor 0.2 --pair-timeout 60; do SUPERVISE_ARGS+=" --sweep-arg=$arg"; done
 TRAIN=(--lr-steps 2000 --checkpoint-every 20)

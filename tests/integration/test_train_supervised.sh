@@ -32,8 +32,9 @@ SHAPE=(--lr-steps 2000)
 STEPS_1=360
 SWEEP="--sweep-arg=--gpus-per-task=1 --sweep-arg=--gpu-direct=tcpxo --sweep-arg=-b --sweep-arg=512K --sweep-arg=-e --sweep-arg=512K --sweep-arg=-n --sweep-arg=3 --sweep-arg=-w --sweep-arg=1 --sweep-arg=--median-factor --sweep-arg=0.2 --sweep-arg=--pair-timeout --sweep-arg=60"
 CHECKS="--node-check local-a3mega --node-check-program $CLUSTER_DIR/supervise-check-node.sh --check-timeout 20"
-# Straggler rule off: on 2 shared cores any rank may compute slowest for a few steps in a row.
-RULES="--straggler-steps 0 --slow-steps 5 --slow-factor 5 --baseline-steps 10 --start-timeout 60 --checkpoint-timeout 30"
+# The straggler rule is off (the sbatch script's STRAGGLER_STEPS=0): on 2 shared cores any rank may
+# compute slowest for a few steps in a row.
+RULES="--slow-steps 5 --slow-factor 5 --baseline-steps 10 --start-timeout 60 --checkpoint-timeout 30"
 
 ref=$CLUSTER_DIR/reference.jsonl
 timeout 300 srun -N4 --ntasks-per-node=2 --gpus-per-task=1 --gpu-direct=tcpxo --kill-on-bad-exit=1 "$LAUNCH" --timeout 60 train \

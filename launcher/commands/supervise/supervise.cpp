@@ -414,9 +414,9 @@ class Supervisor {
 
   int finish(int exit_code) {
     const metrics::GoodputReport r = goodput_.report(now_s());
-    say("steps " + std::to_string(r.steps) + " of " + std::to_string(r.planned_steps) + " in " + std::to_string(r.attempts) +
-        " attempt(s); wall " + seconds(r.wall_seconds) + ", productive " + seconds(r.productive_seconds) +
-        ", effective training time ratio " + [&] {
+    say("at step " + std::to_string(r.last_step) + " of " + std::to_string(r.planned_steps) + ", " + std::to_string(r.steps) +
+        " step(s) done in this allocation in " + std::to_string(r.attempts) + " attempt(s); wall " + seconds(r.wall_seconds) +
+        ", productive " + seconds(r.productive_seconds) + ", effective training time ratio " + [&] {
           char t[16];
           std::snprintf(t, sizeof t, "%.3f", r.ettr());
           return std::string(t);
